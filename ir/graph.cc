@@ -1,0 +1,416 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
+#include <set>
+#include <sstream>
+
+namespace ios::ir {
+
+std::string Shape::to_string() const {
+  std::ostringstream os;
+  os << c << "x" << h << "x" << w;
+  return os.str();
+}
+
+const char* act_name(Act act) {
+  switch (act) {
+    case Act::kNone: return "identity";
+    case Act::kRelu: return "relu";
+    case Act::kSigmoid: return "sigmoid";
+    case Act::kTanh: return "tanh";
+  }
+  return "?";
+}
+
+const char* pool_kind_name(PoolKind kind) {
+  switch (kind) {
+    case PoolKind::kMax: return "max";
+    case PoolKind::kAvg: return "avg";
+    case PoolKind::kGlobalMax: return "global_max";
+    case PoolKind::kGlobalAvg: return "global_avg";
+  }
+  return "?";
+}
+
+std::optional<Act> parse_act(const std::string& s) {
+  if (s == "identity" || s == "none") return Act::kNone;
+  if (s == "relu") return Act::kRelu;
+  if (s == "sigmoid") return Act::kSigmoid;
+  if (s == "tanh") return Act::kTanh;
+  return std::nullopt;
+}
+
+std::optional<PoolKind> parse_pool_kind(const std::string& s) {
+  if (s == "max") return PoolKind::kMax;
+  if (s == "avg") return PoolKind::kAvg;
+  if (s == "global_max") return PoolKind::kGlobalMax;
+  if (s == "global_avg") return PoolKind::kGlobalAvg;
+  return std::nullopt;
+}
+
+const char* op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::kInput: return "input";
+    case OpKind::kConv: return "conv";
+    case OpKind::kPool: return "pool";
+    case OpKind::kIdentity: return "identity";
+    case OpKind::kElement: return "element";
+    case OpKind::kActivation: return "activation";
+    case OpKind::kSequential: return "sequential";
+    case OpKind::kLinear: return "linear";
+  }
+  return "?";
+}
+
+std::vector<NodeId> Block::members() const {
+  std::vector<NodeId> m = inner;
+  if (exit != kNoNode) m.push_back(exit);
+  return m;
+}
+
+std::optional<NodeId> Graph::find(const std::string& node_name) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].name == node_name) return static_cast<NodeId>(i);
+  return std::nullopt;
+}
+
+std::vector<NodeId> Graph::producers(NodeId id) const {
+  std::vector<NodeId> out;
+  for (const Term& term : node(id).inputs)
+    for (const Value& v : term) out.push_back(v.node);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::vector<NodeId>> Graph::consumers() const {
+  std::vector<std::vector<NodeId>> out(nodes.size());
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes.size()); ++id)
+    for (NodeId p : producers(id)) out[static_cast<size_t>(p)].push_back(id);
+  return out;
+}
+
+namespace {
+
+// floor((in + 2p - d(k-1) - 1) / s) + 1, IOS's formula generalised to dilation and ceil mode.
+int window_output(int in, int k, int s, int p, int d, bool ceil_mode) {
+  const int span = in + 2 * p - d * (k - 1) - 1;
+  if (span < 0) return 0;
+  int out = span / s + 1;
+  if (ceil_mode && span % s != 0) {
+    ++out;
+    if ((out - 1) * s >= in + p) --out;  // the last window must start inside the input or left pad
+  }
+  return out;
+}
+
+std::string describe(const Shape& s) { return s.to_string(); }
+
+}  // namespace
+
+Expected<Shape> infer_step_shape(const SubOp& step, const Shape& in) {
+  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
+    RETURN_ERROR_IF(c->out_channels <= 0, ErrorCode::kInvalidGraph,
+                    "field 'out_channels' must be positive, got " + std::to_string(c->out_channels));
+    RETURN_ERROR_IF(c->kh <= 0 || c->kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
+    RETURN_ERROR_IF(c->sh <= 0 || c->sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
+    RETURN_ERROR_IF(c->ph < 0 || c->pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
+    RETURN_ERROR_IF(c->dh <= 0 || c->dw <= 0, ErrorCode::kInvalidGraph, "field 'dilation' must be positive");
+    RETURN_ERROR_IF(c->groups <= 0 || in.c % c->groups != 0 || c->out_channels % c->groups != 0,
+                    ErrorCode::kInvalidGraph,
+                    "field 'groups' = " + std::to_string(c->groups) + " must divide input channels (" +
+                        std::to_string(in.c) + ") and out_channels (" + std::to_string(c->out_channels) + ")");
+    Shape out{c->out_channels, window_output(in.h, c->kh, c->sh, c->ph, c->dh, false),
+              window_output(in.w, c->kw, c->sw, c->pw, c->dw, false)};
+    RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
+                    "kernel larger than the padded input " + describe(in));
+    return out;
+  }
+  if (const auto* p = std::get_if<PoolAttrs>(&step)) {
+    if (p->is_global()) return Shape{in.c, 1, 1};
+    RETURN_ERROR_IF(p->kh <= 0 || p->kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
+    RETURN_ERROR_IF(p->sh <= 0 || p->sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
+    RETURN_ERROR_IF(p->ph < 0 || p->pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
+    RETURN_ERROR_IF(2 * p->ph > p->kh || 2 * p->pw > p->kw, ErrorCode::kInvalidGraph,
+                    "field 'padding' must be at most half the kernel");
+    Shape out{in.c, window_output(in.h, p->kh, p->sh, p->ph, 1, p->ceil_mode),
+              window_output(in.w, p->kw, p->sw, p->pw, 1, p->ceil_mode)};
+    RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
+                    "pool window larger than the padded input " + describe(in));
+    return out;
+  }
+  if (std::holds_alternative<ActivationAttrs>(step)) return in;
+  const auto& l = std::get<LinearAttrs>(step);
+  RETURN_ERROR_IF(l.out_features <= 0, ErrorCode::kInvalidGraph,
+                  "field 'out_features' must be positive, got " + std::to_string(l.out_features));
+  return Shape{l.out_features, 1, 1};
+}
+
+NodeCost step_cost(const SubOp& step, const Shape& in, const Shape& out) {
+  NodeCost cost;
+  cost.kernels = 1;
+  const double io_bytes = 4.0 * static_cast<double>(in.numel() + out.numel());
+  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
+    const double macs_per_out = double(in.c / c->groups) * c->kh * c->kw;
+    const double params = double(c->out_channels) * macs_per_out + (c->has_bias ? c->out_channels : 0);
+    cost.flops = 2.0 * static_cast<double>(out.numel()) * macs_per_out;
+    cost.bytes = io_bytes + 4.0 * params;
+  } else if (const auto* p = std::get_if<PoolAttrs>(&step)) {
+    const double window = p->is_global() ? double(in.h) * in.w : double(p->kh) * p->kw;
+    cost.flops = static_cast<double>(out.numel()) * window;
+    cost.bytes = io_bytes;
+  } else if (std::holds_alternative<ActivationAttrs>(step)) {
+    cost.flops = static_cast<double>(out.numel());
+    cost.bytes = io_bytes;
+  } else {
+    const auto& l = std::get<LinearAttrs>(step);
+    const double params = double(l.out_features) * static_cast<double>(in.numel()) + (l.has_bias ? l.out_features : 0);
+    cost.flops = 2.0 * double(l.out_features) * static_cast<double>(in.numel());
+    cost.bytes = io_bytes + 4.0 * params;
+  }
+  return cost;
+}
+
+NodeCost Graph::cost(NodeId id) const {
+  const Node& n = node(id);
+  NodeCost cost;
+  // Summing values of a term and concatenating terms are extra element-wise passes.
+  for (const Term& term : n.inputs) {
+    if (term.size() > 1) {
+      const Shape& src = node(term[0].node).output_shape;
+      const double elems = double(term[0].channels()) * src.h * src.w;
+      cost.flops += elems * double(term.size() - 1);
+      cost.bytes += 4.0 * elems * double(term.size() + 1);
+      cost.kernels += 1;
+    }
+  }
+  switch (n.kind()) {
+    case OpKind::kInput: return NodeCost{};
+    case OpKind::kIdentity:
+      if (n.inputs.size() > 1) {
+        cost.bytes += 8.0 * static_cast<double>(n.output_shape.numel());
+        cost.kernels += 1;
+      }
+      return cost;
+    case OpKind::kElement:
+      cost.flops += static_cast<double>(n.output_shape.numel()) * double(n.inputs.size() - 1);
+      cost.bytes += 4.0 * static_cast<double>(n.output_shape.numel()) * double(n.inputs.size() + 1);
+      cost.kernels += 1;
+      return cost;
+    case OpKind::kSequential: {
+      Shape in = n.input_shape;
+      const auto& steps = n.attrs<SequentialAttrs>().steps;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        NodeCost c = step_cost(steps[i], in, n.step_shapes[i]);
+        cost.flops += c.flops, cost.bytes += c.bytes, cost.kernels += c.kernels;
+        in = n.step_shapes[i];
+      }
+      return cost;
+    }
+    case OpKind::kConv: {
+      NodeCost c = step_cost(n.attrs<ConvAttrs>(), n.input_shape, n.output_shape);
+      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
+    }
+    case OpKind::kPool: {
+      NodeCost c = step_cost(n.attrs<PoolAttrs>(), n.input_shape, n.output_shape);
+      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
+    }
+    case OpKind::kActivation: {
+      NodeCost c = step_cost(n.attrs<ActivationAttrs>(), n.input_shape, n.output_shape);
+      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
+    }
+    case OpKind::kLinear: {
+      NodeCost c = step_cost(n.attrs<LinearAttrs>(), n.input_shape, n.output_shape);
+      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
+    }
+  }
+  return cost;
+}
+
+double Graph::total_flops() const {
+  double total = 0;
+  for (NodeId id = 1; id < static_cast<NodeId>(nodes.size()); ++id) total += cost(id).flops;
+  return total;
+}
+
+namespace {
+
+struct CycleFinder : boost::default_dfs_visitor {
+  std::optional<std::pair<size_t, size_t>>* found;
+  explicit CycleFinder(std::optional<std::pair<size_t, size_t>>* out) : found(out) {}
+  template <typename Edge, typename G>
+  void back_edge(Edge e, const G& g) const {
+    if (!*found) *found = std::make_pair(boost::source(e, g), boost::target(e, g));
+  }
+};
+
+std::string node_label(const Graph& g, NodeId id) { return "node '" + g.node(id).name + "'"; }
+
+Status check_acyclic(const Graph& g) {
+  using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  BGraph bg(g.nodes.size());
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id)
+    for (const Term& term : g.node(id).inputs)
+      for (const Value& v : term) boost::add_edge(static_cast<size_t>(v.node), static_cast<size_t>(id), bg);
+  std::optional<std::pair<size_t, size_t>> back_edge;
+  boost::depth_first_search(bg, boost::visitor(CycleFinder(&back_edge)));
+  if (back_edge) {
+    return error(ErrorCode::kInvalidGraph,
+                 "graph is cyclic: " + node_label(g, static_cast<NodeId>(back_edge->second)) + " and " +
+                     node_label(g, static_cast<NodeId>(back_edge->first)) + " depend on each other");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status infer_node(const Graph& g, NodeId id, Node& n) {
+  const std::string where = "node '" + n.name + "' (" + op_kind_name(n.kind()) + ")";
+  auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidGraph, where + ": " + msg); };
+
+  if (const auto* in = std::get_if<InputAttrs>(&n.op)) {
+    if (id != 0) return fail("only the first node may be the graph input");
+    if (in->shape.c <= 0 || in->shape.h <= 0 || in->shape.w <= 0)
+      return fail("field 'output_shape' must be positive, got " + in->shape.to_string());
+    n.input_shape = n.output_shape = in->shape;
+    return Status::ok();
+  }
+  if (id == 0) return fail("the first node must be the graph input (placeholder)");
+  if (n.inputs.empty()) return fail("field 'inputs' is empty");
+
+  std::vector<Shape> term_shapes;
+  for (size_t t = 0; t < n.inputs.size(); ++t) {
+    const Term& term = n.inputs[t];
+    if (term.empty()) return fail("input term " + std::to_string(t) + " is empty");
+    std::optional<Shape> term_shape;
+    for (const Value& v : term) {
+      if (v.node < 0 || v.node >= static_cast<NodeId>(g.nodes.size()))
+        return fail("references unknown value (node index " + std::to_string(v.node) + ")");
+      if (v.node >= id) return fail("reads " + node_label(g, v.node) + ", which is defined after it");
+      const Shape& src = g.node(v.node).output_shape;
+      if (v.begin < 0 || v.end > src.c || v.begin >= v.end)
+        return fail("channel slice [" + std::to_string(v.begin) + ", " + std::to_string(v.end) + ") of " +
+                    node_label(g, v.node) + " is out of range (it has " + std::to_string(src.c) + " channels)");
+      Shape s{v.channels(), src.h, src.w};
+      if (term_shape && !(*term_shape == s))
+        return fail("term " + std::to_string(t) + " sums values of different shapes " + term_shape->to_string() +
+                    " and " + s.to_string());
+      term_shape = s;
+    }
+    term_shapes.push_back(*term_shape);
+  }
+
+  if (n.is<ElementAttrs>()) {
+    if (n.inputs.size() < 2) return fail("element-wise op needs at least two terms");
+    for (const Shape& s : term_shapes)
+      if (!(s == term_shapes[0]))
+        return fail("element-wise terms have different shapes " + term_shapes[0].to_string() + " and " +
+                    s.to_string());
+    n.input_shape = n.output_shape = term_shapes[0];
+    return Status::ok();
+  }
+
+  Shape in = term_shapes[0];
+  for (size_t t = 1; t < term_shapes.size(); ++t) {
+    if (term_shapes[t].h != in.h || term_shapes[t].w != in.w)
+      return fail("concatenates terms of different spatial size " + in.to_string() + " and " +
+                  term_shapes[t].to_string());
+    in.c += term_shapes[t].c;
+  }
+  n.input_shape = in;
+
+  auto step = [&](const SubOp& op, const Shape& s) -> Expected<Shape> {
+    Expected<Shape> out = infer_step_shape(op, s);
+    if (!out) return out.status().with_context(where);
+    return out;
+  };
+  if (n.is<IdentityAttrs>()) {
+    n.output_shape = in;
+  } else if (const auto* seq = std::get_if<SequentialAttrs>(&n.op)) {
+    if (seq->steps.empty()) return fail("sequential op has no steps");
+    n.step_shapes.clear();
+    Shape cur = in;
+    for (size_t i = 0; i < seq->steps.size(); ++i) {
+      Expected<Shape> out = infer_step_shape(seq->steps[i], cur);
+      if (!out) return out.status().with_context(where + " step " + std::to_string(i));
+      n.step_shapes.push_back(*out);
+      cur = *out;
+    }
+    n.output_shape = cur;
+  } else {
+    SubOp op = std::visit(
+        [](const auto& a) -> SubOp {
+          using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, ConvAttrs> || std::is_same_v<A, PoolAttrs> ||
+                        std::is_same_v<A, ActivationAttrs> || std::is_same_v<A, LinearAttrs>)
+            return a;
+          return ActivationAttrs{};  // unreachable: the other kinds returned above
+        },
+        n.op);
+    ASSIGN_OR_RETURN(n.output_shape, step(op, in));
+  }
+  return Status::ok();
+}
+
+Status Graph::validate_and_infer() {
+  RETURN_ERROR_IF(nodes.empty(), ErrorCode::kInvalidGraph, "graph '" + name + "' has no nodes");
+  std::set<std::string> names;
+  for (const Node& n : nodes) {
+    RETURN_ERROR_IF(n.name.empty(), ErrorCode::kInvalidGraph, "a node has an empty name");
+    RETURN_ERROR_IF(!names.insert(n.name).second, ErrorCode::kInvalidGraph,
+                    "node name '" + n.name + "' is used twice");
+    for (const Term& term : n.inputs)
+      for (const Value& v : term)
+        RETURN_ERROR_IF(v.node < 0 || v.node >= static_cast<NodeId>(nodes.size()), ErrorCode::kInvalidGraph,
+                        "node '" + n.name + "' references an unknown value");
+  }
+  RETURN_IF_ERROR(check_acyclic(*this));
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes.size()); ++id)
+    RETURN_IF_ERROR(infer_node(*this, id, nodes[static_cast<size_t>(id)]));
+
+  // Blocks partition the operators; each block is entered from the previous block's exit.
+  RETURN_ERROR_IF(blocks.empty() && nodes.size() > 1, ErrorCode::kInvalidGraph, "graph has no blocks");
+  std::vector<int> owner(nodes.size(), -1);
+  NodeId expected_enter = 0;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const Block& blk = blocks[b];
+    const std::string where = "block " + std::to_string(b);
+    RETURN_ERROR_IF(blk.exit == kNoNode, ErrorCode::kInvalidGraph, where + " has no exit node");
+    RETURN_ERROR_IF(blk.enter != expected_enter, ErrorCode::kInvalidGraph,
+                    where + " must be entered from '" + node(expected_enter).name + "'");
+    for (NodeId m : blk.members()) {
+      RETURN_ERROR_IF(m <= 0 || m >= static_cast<NodeId>(nodes.size()), ErrorCode::kInvalidGraph,
+                      where + " lists an unknown node");
+      RETURN_ERROR_IF(owner[static_cast<size_t>(m)] != -1, ErrorCode::kInvalidGraph,
+                      node_label(*this, m) + " belongs to two blocks");
+      owner[static_cast<size_t>(m)] = static_cast<int>(b);
+    }
+    for (NodeId m : blk.members())
+      for (NodeId p : producers(m))
+        RETURN_ERROR_IF(p != 0 && (owner[static_cast<size_t>(p)] == -1 || owner[static_cast<size_t>(p)] > int(b)),
+                        ErrorCode::kInvalidGraph,
+                        node_label(*this, m) + " in " + where + " reads " + node_label(*this, p) +
+                            ", which is not in this block or an earlier one");
+    if (!blk.parts.empty()) {
+      std::set<NodeId> seen;
+      for (const auto& part : blk.parts)
+        for (NodeId m : part) {
+          RETURN_ERROR_IF(m <= 0 || m >= static_cast<NodeId>(nodes.size()) || owner[size_t(m)] != int(b),
+                          ErrorCode::kInvalidGraph, where + ": a part lists a node outside the block");
+          RETURN_ERROR_IF(!seen.insert(m).second, ErrorCode::kInvalidGraph,
+                          where + ": " + node_label(*this, m) + " is in two parts");
+        }
+      RETURN_ERROR_IF(seen.size() != blk.members().size(), ErrorCode::kInvalidGraph,
+                      where + ": its parts do not cover every node of the block");
+    }
+    expected_enter = blk.exit;
+  }
+  for (NodeId id = 1; id < static_cast<NodeId>(nodes.size()); ++id)
+    RETURN_ERROR_IF(owner[static_cast<size_t>(id)] == -1, ErrorCode::kInvalidGraph,
+                    node_label(*this, id) + " belongs to no block");
+  return Status::ok();
+}
+
+}  // namespace ios::ir

@@ -1,0 +1,412 @@
+#include "ir/json_io.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace ios::ir {
+
+using nlohmann::json;
+
+namespace {
+
+json pair(int a, int b) { return json::array({a, b}); }
+
+json inputs_to_json(const Graph& g, const Inputs& inputs) {
+  json terms = json::array();
+  for (const Term& term : inputs) {
+    json t = json::array();
+    for (const Value& v : term) t.push_back(json::array({g.node(v.node).name, v.begin, v.end}));
+    terms.push_back(std::move(t));
+  }
+  return terms;
+}
+
+json step_to_json(const SubOp& step) {
+  json j;
+  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
+    j = {{"type", "conv"},           {"out_channels", c->out_channels}, {"kernel", pair(c->kh, c->kw)},
+         {"stride", pair(c->sh, c->sw)}, {"padding", pair(c->ph, c->pw)}, {"groups", c->groups},
+         {"act", act_name(c->activation)}};
+    if (c->dh != 1 || c->dw != 1) j["dilation"] = pair(c->dh, c->dw);
+    if (!c->has_bias) j["bias"] = false;
+  } else if (const auto* p = std::get_if<PoolAttrs>(&step)) {
+    j = {{"type", "pool"},
+         {"pool_type", pool_kind_name(p->kind)},
+         {"kernel", pair(p->kh, p->kw)},
+         {"stride", pair(p->sh, p->sw)},
+         {"padding", pair(p->ph, p->pw)}};
+    if (p->ceil_mode) j["ceil_mode"] = true;
+  } else if (const auto* a = std::get_if<ActivationAttrs>(&step)) {
+    j = {{"type", "activation"}, {"act_type", act_name(a->activation)}, {"inplace", false}};
+  } else {
+    const auto& l = std::get<LinearAttrs>(step);
+    j = {{"type", "linear"}, {"out_features", l.out_features}, {"act", act_name(l.activation)}};
+    if (!l.has_bias) j["bias"] = false;
+  }
+  return j;
+}
+
+json shape_json(const Shape& s) { return json::array({s.c, s.h, s.w}); }
+
+json node_to_json(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  json j;
+  switch (n.kind()) {
+    case OpKind::kInput: j = {{"type", "placeholder"}}; break;
+    case OpKind::kIdentity: j = {{"type", "identity"}}; break;
+    case OpKind::kElement:
+      j = {{"type", "element"}, {"op_type", n.attrs<ElementAttrs>().op == ElementOp::kAdd ? "add" : "mul"}};
+      break;
+    case OpKind::kConv: j = step_to_json(n.attrs<ConvAttrs>()); break;
+    case OpKind::kPool: j = step_to_json(n.attrs<PoolAttrs>()); break;
+    case OpKind::kActivation: j = step_to_json(n.attrs<ActivationAttrs>()); break;
+    case OpKind::kLinear: j = step_to_json(n.attrs<LinearAttrs>()); break;
+    case OpKind::kSequential: {
+      // IOS spells a sequential op as a chain of named sub-nodes, the first reading the op's inputs.
+      json subs = json::array();
+      const auto& steps = n.attrs<SequentialAttrs>().steps;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        json s = step_to_json(steps[i]);
+        s["name"] = s["hint_name"] = n.name + "." + std::to_string(i);
+        s["inputs"] = i == 0 ? inputs_to_json(g, n.inputs)
+                             : json::array({json::array({json::array(
+                                   {n.name + "." + std::to_string(i - 1), 0, n.step_shapes[i - 1].c})})});
+        s["output_shape"] = shape_json(n.step_shapes[i]);
+        subs.push_back(std::move(s));
+      }
+      j = {{"type", "sequential"}, {"nodes", std::move(subs)}};
+      break;
+    }
+  }
+  j["name"] = n.name;
+  j["hint_name"] = n.name;
+  if (n.kind() != OpKind::kInput && n.kind() != OpKind::kSequential) j["inputs"] = inputs_to_json(g, n.inputs);
+  j["output_shape"] = shape_json(n.output_shape);
+  return j;
+}
+
+// ---- reading ----
+
+class Reader {
+ public:
+  Graph graph;
+
+  Status read(const json& j) {
+    RETURN_ERROR_IF(!j.is_object(), ErrorCode::kInvalidGraph, "graph file: top level must be an object");
+    ASSIGN_OR_RETURN(graph.name, get_string(j, "name", "graph"));
+    if (j.contains("weight_seed")) {
+      RETURN_ERROR_IF(!j["weight_seed"].is_number_unsigned(), ErrorCode::kInvalidGraph,
+                      "graph field 'weight_seed' must be a non-negative integer");
+      graph.weight_seed = j["weight_seed"].get<uint64_t>();
+    }
+    RETURN_ERROR_IF(!j.contains("input"), ErrorCode::kInvalidGraph, "graph: missing field 'input'");
+    RETURN_IF_ERROR(read_node(j["input"], true));
+    RETURN_ERROR_IF(!j.contains("blocks") || !j["blocks"].is_array(), ErrorCode::kInvalidGraph,
+                    "graph: field 'blocks' must be an array");
+    for (size_t b = 0; b < j["blocks"].size(); ++b)
+      RETURN_IF_ERROR(read_block(j["blocks"][b]).with_context("block " + std::to_string(b)));
+    RETURN_IF_ERROR(resolve_inputs());
+    return graph.validate_and_infer();
+  }
+
+ private:
+  // Inputs are resolved after every node is known, so a reference to a later node is reported as a
+  // cycle or an ordering error by validation instead of as an unknown name.
+  std::vector<json> pending_inputs_;
+  std::map<std::string, NodeId> ids_;
+  std::map<std::string, std::pair<NodeId, int>> sub_names_;  // sequential sub-node -> (node, step)
+
+  static Expected<std::string> get_string(const json& j, const char* field, const std::string& where) {
+    RETURN_ERROR_IF(!j.contains(field) || !j[field].is_string(), ErrorCode::kInvalidGraph,
+                    where + ": field '" + field + "' must be a string");
+    return j[field].get<std::string>();
+  }
+  static Expected<int> get_int(const json& j, const char* field, const std::string& where) {
+    RETURN_ERROR_IF(!j.contains(field) || !j[field].is_number_integer(), ErrorCode::kInvalidGraph,
+                    where + ": field '" + field + "' must be an integer");
+    return j[field].get<int>();
+  }
+  static Expected<std::pair<int, int>> get_pair(const json& j, const char* field, const std::string& where,
+                                                std::pair<int, int> fallback, bool required) {
+    if (!j.contains(field) || j[field].is_null()) {
+      RETURN_ERROR_IF(required, ErrorCode::kInvalidGraph, where + ": missing field '" + field + "'");
+      return fallback;
+    }
+    const json& v = j[field];
+    RETURN_ERROR_IF(!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer(),
+                    ErrorCode::kInvalidGraph, where + ": field '" + field + "' must be an array of 2 integers");
+    return std::make_pair(v[0].get<int>(), v[1].get<int>());
+  }
+  static Expected<Act> get_act(const json& j, const char* field, const std::string& where, Act fallback) {
+    if (!j.contains(field)) return fallback;
+    RETURN_ERROR_IF(!j[field].is_string(), ErrorCode::kInvalidGraph,
+                    where + ": field '" + field + "' must be a string");
+    auto act = parse_act(j[field].get<std::string>());
+    RETURN_ERROR_IF(!act, ErrorCode::kInvalidGraph,
+                    where + ": field '" + field + "' has unknown activation '" + j[field].get<std::string>() + "'");
+    return *act;
+  }
+
+  Expected<SubOp> read_step(const json& j, const std::string& where) {
+    ASSIGN_OR_RETURN(std::string type, get_string(j, "type", where));
+    if (type == "conv") {
+      ConvAttrs c;
+      ASSIGN_OR_RETURN(c.out_channels, get_int(j, "out_channels", where));
+      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, true));
+      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false));
+      ASSIGN_OR_RETURN(auto p, get_pair(j, "padding", where, {0, 0}, false));
+      ASSIGN_OR_RETURN(auto d, get_pair(j, "dilation", where, {1, 1}, false));
+      c.kernel(k.first, k.second).stride(s.first, s.second).pad(p.first, p.second).dilation(d.first, d.second);
+      if (j.contains("groups")) { ASSIGN_OR_RETURN(c.groups, get_int(j, "groups", where)); }
+      ASSIGN_OR_RETURN(c.activation, get_act(j, "act", where, Act::kRelu));
+      if (j.contains("bias")) {
+        RETURN_ERROR_IF(!j["bias"].is_boolean(), ErrorCode::kInvalidGraph, where + ": field 'bias' must be a boolean");
+        c.has_bias = j["bias"].get<bool>();
+      }
+      return SubOp{c};
+    }
+    if (type == "pool") {
+      PoolAttrs p;
+      ASSIGN_OR_RETURN(std::string kind, get_string(j, "pool_type", where));
+      auto parsed = parse_pool_kind(kind);
+      RETURN_ERROR_IF(!parsed, ErrorCode::kInvalidGraph, where + ": field 'pool_type' has unknown value '" + kind + "'");
+      p.kind = *parsed;
+      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, false));
+      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false));
+      ASSIGN_OR_RETURN(auto pad, get_pair(j, "padding", where, {0, 0}, false));
+      p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second);
+      if (p.is_global()) p.kernel(1).stride(1).pad(0);  // IOS stores the resolved H x W; we resolve at run time
+      if (j.contains("ceil_mode")) p.ceil_mode = j["ceil_mode"].is_boolean() && j["ceil_mode"].get<bool>();
+      return SubOp{p};
+    }
+    if (type == "relu") return SubOp{ActivationAttrs{Act::kRelu}};
+    if (type == "activation") {
+      ASSIGN_OR_RETURN(std::string a, get_string(j, "act_type", where));
+      auto act = parse_act(a);
+      RETURN_ERROR_IF(!act, ErrorCode::kInvalidGraph, where + ": field 'act_type' has unknown value '" + a + "'");
+      return SubOp{ActivationAttrs{*act}};
+    }
+    if (type == "linear") {
+      LinearAttrs l;
+      ASSIGN_OR_RETURN(l.out_features, get_int(j, "out_features", where));
+      ASSIGN_OR_RETURN(l.activation, get_act(j, "act", where, Act::kNone));
+      if (j.contains("bias")) l.has_bias = j["bias"].is_boolean() && j["bias"].get<bool>();
+      return SubOp{l};
+    }
+    return error(ErrorCode::kInvalidGraph, where + ": field 'type' has unknown op type '" + type + "'");
+  }
+
+  Status read_node(const json& j, bool is_input) {
+    RETURN_ERROR_IF(!j.is_object(), ErrorCode::kInvalidGraph, "a node must be an object");
+    ASSIGN_OR_RETURN(std::string name, get_string(j, "name", "node"));
+    const std::string where = "node '" + name + "'";
+    RETURN_ERROR_IF(ids_.count(name) || sub_names_.count(name), ErrorCode::kInvalidGraph,
+                    where + ": name is used twice");
+    ASSIGN_OR_RETURN(std::string type, get_string(j, "type", where));
+    Node n;
+    n.name = name;
+    json inputs = j.contains("inputs") ? j["inputs"] : json();
+    if (is_input) {
+      RETURN_ERROR_IF(type != "placeholder", ErrorCode::kInvalidGraph, where + ": the graph input must be a placeholder");
+      const json& s = j.contains("output_shape") ? j["output_shape"] : json();
+      RETURN_ERROR_IF(!s.is_array() || s.size() != 3 || !s[0].is_number_integer() || !s[1].is_number_integer() ||
+                          !s[2].is_number_integer(),
+                      ErrorCode::kInvalidGraph, where + ": field 'output_shape' must be [C, H, W]");
+      n.op = InputAttrs{Shape{s[0].get<int>(), s[1].get<int>(), s[2].get<int>()}};
+    } else if (type == "placeholder") {
+      return error(ErrorCode::kInvalidGraph, where + ": only the graph input may be a placeholder");
+    } else if (type == "identity") {
+      n.op = IdentityAttrs{};
+    } else if (type == "element") {
+      ASSIGN_OR_RETURN(std::string op, get_string(j, "op_type", where));
+      RETURN_ERROR_IF(op != "add" && op != "mul", ErrorCode::kInvalidGraph,
+                      where + ": field 'op_type' must be 'add' or 'mul', got '" + op + "'");
+      n.op = ElementAttrs{op == "add" ? ElementOp::kAdd : ElementOp::kMul};
+    } else if (type == "sequential") {
+      RETURN_ERROR_IF(!j.contains("nodes") || !j["nodes"].is_array() || j["nodes"].empty(), ErrorCode::kInvalidGraph,
+                      where + ": field 'nodes' must be a non-empty array");
+      SequentialAttrs seq;
+      const auto id = static_cast<NodeId>(graph.nodes.size());
+      for (size_t i = 0; i < j["nodes"].size(); ++i) {
+        const json& sub = j["nodes"][i];
+        const std::string sub_where = where + " step " + std::to_string(i);
+        ASSIGN_OR_RETURN(SubOp step, read_step(sub, sub_where));
+        seq.steps.push_back(step);
+        if (sub.contains("name") && sub["name"].is_string()) sub_names_[sub["name"].get<std::string>()] = {id, int(i)};
+      }
+      inputs = j["nodes"][0].contains("inputs") ? j["nodes"][0]["inputs"] : json();
+      n.op = std::move(seq);
+    } else {
+      ASSIGN_OR_RETURN(SubOp step, read_step(j, where));
+      std::visit([&](const auto& a) { n.op = a; }, step);
+    }
+    if (!is_input) RETURN_ERROR_IF(!inputs.is_array(), ErrorCode::kInvalidGraph, where + ": field 'inputs' must be an array");
+    ids_[name] = static_cast<NodeId>(graph.nodes.size());
+    graph.nodes.push_back(std::move(n));
+    pending_inputs_.push_back(std::move(inputs));
+    return Status::ok();
+  }
+
+  Expected<NodeId> read_member(const json& j, const char* field) {
+    RETURN_ERROR_IF(!j.contains(field), ErrorCode::kInvalidGraph, std::string("missing field '") + field + "'");
+    RETURN_IF_ERROR(read_node(j[field], false));
+    return static_cast<NodeId>(graph.nodes.size() - 1);
+  }
+
+  Status read_block(const json& j) {
+    RETURN_ERROR_IF(!j.is_object(), ErrorCode::kInvalidGraph, "must be an object");
+    Block blk;
+    ASSIGN_OR_RETURN(std::string enter, get_string(j, "enter_name", "block"));
+    auto it = ids_.find(enter);
+    RETURN_ERROR_IF(it == ids_.end(), ErrorCode::kInvalidGraph, "field 'enter_name' names unknown node '" + enter + "'");
+    blk.enter = it->second;
+    RETURN_ERROR_IF(!j.contains("inner_nodes") || !j["inner_nodes"].is_array(), ErrorCode::kInvalidGraph,
+                    "field 'inner_nodes' must be an array");
+    for (const json& n : j["inner_nodes"]) {
+      RETURN_IF_ERROR(read_node(n, false));
+      blk.inner.push_back(static_cast<NodeId>(graph.nodes.size() - 1));
+    }
+    ASSIGN_OR_RETURN(blk.exit, read_member(j, "exit_node"));
+    if (j.contains("parts") && !j["parts"].is_null()) {
+      RETURN_ERROR_IF(!j["parts"].is_array(), ErrorCode::kInvalidGraph, "field 'parts' must be an array");
+      for (const json& part : j["parts"]) {
+        std::vector<NodeId> ids;
+        RETURN_ERROR_IF(!part.is_array(), ErrorCode::kInvalidGraph, "field 'parts' must hold arrays of names");
+        for (const json& name : part) {
+          auto f = name.is_string() ? ids_.find(name.get<std::string>()) : ids_.end();
+          RETURN_ERROR_IF(f == ids_.end(), ErrorCode::kInvalidGraph, "field 'parts' names an unknown node " + name.dump());
+          ids.push_back(f->second);
+        }
+        blk.parts.push_back(std::move(ids));
+      }
+    }
+    graph.blocks.push_back(std::move(blk));
+    return Status::ok();
+  }
+
+  Status resolve_inputs() {
+    for (size_t id = 1; id < graph.nodes.size(); ++id) {
+      Node& n = graph.nodes[id];
+      const std::string where = "node '" + n.name + "' field 'inputs'";
+      for (const json& term : pending_inputs_[id]) {
+        RETURN_ERROR_IF(!term.is_array(), ErrorCode::kInvalidGraph, where + ": each term must be an array");
+        Term t;
+        for (const json& v : term) {
+          RETURN_ERROR_IF(!v.is_array() || v.size() != 3 || !v[0].is_string() || !v[1].is_number_integer() ||
+                              !v[2].is_number_integer(),
+                          ErrorCode::kInvalidGraph, where + ": each value must be [name, begin, end]");
+          const std::string src = v[0].get<std::string>();
+          auto it = ids_.find(src);
+          RETURN_ERROR_IF(it == ids_.end(), ErrorCode::kInvalidGraph,
+                          where + ": references unknown value '" + src + "'");
+          t.push_back(Value{it->second, v[1].get<int>(), v[2].get<int>()});
+        }
+        n.inputs.push_back(std::move(t));
+      }
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+json graph_to_json(const Graph& g) {
+  json blocks = json::array();
+  for (const Block& b : g.blocks) {
+    json inner = json::array();
+    for (NodeId id : b.inner) inner.push_back(node_to_json(g, id));
+    json jb = {{"enter_name", g.node(b.enter).name},
+               {"enter_node", node_to_json(g, b.enter)},
+               {"inner_nodes", std::move(inner)},
+               {"exit_node", node_to_json(g, b.exit)},
+               {"stages", nullptr}};
+    if (!b.parts.empty()) {
+      json parts = json::array();
+      for (const auto& part : b.parts) {
+        json p = json::array();
+        for (NodeId id : part) p.push_back(g.node(id).name);
+        parts.push_back(std::move(p));
+      }
+      jb["parts"] = std::move(parts);
+    }
+    blocks.push_back(std::move(jb));
+  }
+  return {{"name", g.name}, {"input", node_to_json(g, 0)}, {"blocks", std::move(blocks)}, {"weight_seed", g.weight_seed}};
+}
+
+Expected<Graph> graph_from_json(const json& j) {
+  Reader r;
+  RETURN_IF_ERROR(r.read(j));
+  return std::move(r.graph);
+}
+
+Expected<json> parse_json_text(const std::string& text, const std::string& source_name) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') ++line, col = 1; else ++col;
+    }
+    return error(ErrorCode::kInvalidArgument, source_name + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                                                  ": malformed JSON (" + e.what() + ")");
+  }
+}
+
+Expected<json> read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), path);
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  RETURN_ERROR_IF(!out, ErrorCode::kIoError, "cannot write '" + path + "'");
+  out << text;
+  RETURN_ERROR_IF(!out.good(), ErrorCode::kIoError, "failed writing '" + path + "'");
+  return Status::ok();
+}
+
+Expected<Graph> load_graph(const std::string& path) {
+  ASSIGN_OR_RETURN(json j, read_json_file(path));
+  Expected<Graph> g = graph_from_json(j);
+  if (!g) return g.status().with_context(path);
+  return g;
+}
+
+Status save_graph(const Graph& g, const std::string& path) { return write_text_file(path, graph_to_json(g).dump(1) + "\n"); }
+
+std::string graph_to_dot(const Graph& g) {
+  std::ostringstream os;
+  os << "digraph \"" << g.name << "\" {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
+  os << "  n0 [label=\"input " << g.input_shape().to_string() << "\"];\n";
+  for (size_t b = 0; b < g.blocks.size(); ++b) {
+    os << "  subgraph cluster_" << b << " {\n    label=\"block " << b << "\";\n";
+    for (NodeId id : g.blocks[b].members()) {
+      const Node& n = g.node(id);
+      os << "    n" << id << " [label=\"" << n.name << ": " << op_kind_name(n.kind()) << "\\n"
+         << n.output_shape.to_string() << "\"];\n";
+    }
+    os << "  }\n";
+  }
+  for (NodeId id = 1; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+    const Node& n = g.node(id);
+    for (size_t t = 0; t < n.inputs.size(); ++t)
+      for (const Value& v : n.inputs[t]) {
+        os << "  n" << v.node << " -> n" << id;
+        const bool partial = v.begin != 0 || v.end != g.node(v.node).output_shape.c;
+        if (partial || n.inputs.size() > 1)
+          os << " [label=\"" << (partial ? "[" + std::to_string(v.begin) + ":" + std::to_string(v.end) + "]" : "")
+             << (n.inputs.size() > 1 ? "t" + std::to_string(t) : "") << "\"]";
+        os << ";\n";
+      }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace ios::ir

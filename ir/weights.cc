@@ -1,0 +1,152 @@
+#include "ir/weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+namespace ios::ir {
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [-bound, bound].
+float uniform(uint64_t key, uint64_t index, float bound) {
+  const uint64_t bits = splitmix64(key ^ splitmix64(index));
+  const double unit = static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+  return static_cast<float>((2.0 * unit - 1.0) * bound);
+}
+
+void fill(std::vector<float>& v, size_t n, uint64_t key, float bound) {
+  v.resize(n);
+  for (size_t i = 0; i < n; ++i) v[i] = uniform(key, i, bound);
+}
+
+ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {
+  ParamTensor p;
+  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
+    const size_t fan_in = static_cast<size_t>(in.c / c->groups) * c->kh * c->kw;
+    fill(p.weight, fan_in * c->out_channels, key, std::sqrt(6.0f / static_cast<float>(fan_in)));
+    if (c->has_bias) fill(p.bias, c->out_channels, key ^ 0xB1A5ull, 0.05f);
+  } else if (const auto* l = std::get_if<LinearAttrs>(&step)) {
+    const auto fan_in = static_cast<size_t>(in.numel());
+    fill(p.weight, fan_in * l->out_features, key, std::sqrt(6.0f / static_cast<float>(fan_in)));
+    if (l->has_bias) fill(p.bias, l->out_features, key ^ 0xB1A5ull, 0.05f);
+  }
+  return p;
+}
+
+std::vector<std::pair<SubOp, Shape>> steps_of(const Node& n) {
+  std::vector<std::pair<SubOp, Shape>> out;
+  if (const auto* seq = std::get_if<SequentialAttrs>(&n.op)) {
+    Shape in = n.input_shape;
+    for (size_t i = 0; i < seq->steps.size(); ++i) {
+      out.emplace_back(seq->steps[i], in);
+      in = n.step_shapes[i];
+    }
+  } else if (const auto* c = std::get_if<ConvAttrs>(&n.op)) {
+    out.emplace_back(*c, n.input_shape);
+  } else if (const auto* l = std::get_if<LinearAttrs>(&n.op)) {
+    out.emplace_back(*l, n.input_shape);
+  }
+  return out;
+}
+
+}  // namespace
+
+size_t Weights::parameter_count() const {
+  size_t n = 0;
+  for (const auto& node : per_node)
+    for (const auto& t : node) n += t.weight.size() + t.bias.size();
+  return n;
+}
+
+Weights make_weights(const Graph& g) { return make_weights(g, g.weight_seed); }
+
+Weights make_weights(const Graph& g, uint64_t seed) {
+  Weights w;
+  w.seed = seed;
+  w.per_node.resize(g.nodes.size());
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    auto steps = steps_of(g.nodes[id]);
+    w.per_node[id].resize(std::max<size_t>(1, steps.size()));
+    for (size_t s = 0; s < steps.size(); ++s)
+      w.per_node[id][s] = make_step(steps[s].first, steps[s].second, splitmix64(seed ^ (id << 20) ^ (s << 8)));
+  }
+  return w;
+}
+
+std::vector<float> make_input(const Shape& shape, int batch, uint64_t seed) {
+  std::vector<float> v;
+  fill(v, static_cast<size_t>(shape.numel()) * static_cast<size_t>(batch), splitmix64(seed ^ 0x1A9u), 1.0f);
+  return v;
+}
+
+namespace {
+constexpr char kMagic[8] = {'I', 'O', 'S', 'W', 'G', 'T', '0', '1'};
+
+template <typename T>
+void put(std::ofstream& out, const T& v) { out.write(reinterpret_cast<const char*>(&v), sizeof(T)); }
+template <typename T>
+bool get(std::ifstream& in, T& v) { return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(T))); }
+}  // namespace
+
+Status save_weights(const Weights& w, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  RETURN_ERROR_IF(!out, ErrorCode::kIoError, "cannot write '" + path + "'");
+  out.write(kMagic, sizeof(kMagic));
+  put(out, w.seed);
+  put(out, static_cast<uint64_t>(w.per_node.size()));
+  for (const auto& node : w.per_node) {
+    put(out, static_cast<uint64_t>(node.size()));
+    for (const auto& t : node)
+      for (const auto* v : {&t.weight, &t.bias}) {
+        put(out, static_cast<uint64_t>(v->size()));
+        out.write(reinterpret_cast<const char*>(v->data()), static_cast<std::streamsize>(v->size() * sizeof(float)));
+      }
+  }
+  RETURN_ERROR_IF(!out.good(), ErrorCode::kIoError, "failed writing '" + path + "'");
+  return Status::ok();
+}
+
+Expected<Weights> load_weights(const Graph& g, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open '" + path + "'");
+  char magic[8];
+  RETURN_ERROR_IF(!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0, ErrorCode::kInvalidArgument,
+                  path + ": not a weights file (bad magic)");
+  const Weights expected = make_weights(g);  // gives the shapes to check against
+  Weights w;
+  uint64_t nodes = 0;
+  RETURN_ERROR_IF(!get(in, w.seed) || !get(in, nodes), ErrorCode::kInvalidArgument, path + ": truncated header");
+  RETURN_ERROR_IF(nodes != g.nodes.size(), ErrorCode::kInvalidArgument,
+                  path + ": holds " + std::to_string(nodes) + " nodes, graph has " + std::to_string(g.nodes.size()));
+  w.per_node.resize(nodes);
+  for (size_t id = 0; id < nodes; ++id) {
+    uint64_t steps = 0;
+    RETURN_ERROR_IF(!get(in, steps) || steps != expected.per_node[id].size(), ErrorCode::kInvalidArgument,
+                    path + ": node '" + g.nodes[id].name + "' has the wrong number of steps");
+    w.per_node[id].resize(steps);
+    for (size_t s = 0; s < steps; ++s) {
+      auto& t = w.per_node[id][s];
+      const auto& e = expected.per_node[id][s];
+      for (auto [dst, ref] : {std::pair{&t.weight, &e.weight}, std::pair{&t.bias, &e.bias}}) {
+        uint64_t n = 0;
+        RETURN_ERROR_IF(!get(in, n) || n != ref->size(), ErrorCode::kInvalidArgument,
+                        path + ": node '" + g.nodes[id].name + "' step " + std::to_string(s) +
+                            " has a tensor of the wrong size");
+        dst->resize(n);
+        RETURN_ERROR_IF(!in.read(reinterpret_cast<char*>(dst->data()), static_cast<std::streamsize>(n * sizeof(float))),
+                        ErrorCode::kInvalidArgument, path + ": truncated at node '" + g.nodes[id].name + "'");
+      }
+    }
+  }
+  return w;
+}
+
+}  // namespace ios::ir

@@ -1,0 +1,221 @@
+#include "reference/reference_executor.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ios::reference {
+
+using ir::Act;
+using ir::Shape;
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+namespace {
+
+float activate(Act act, float x) {
+  switch (act) {
+    case Act::kNone: return x;
+    case Act::kRelu: return x > 0.f ? x : 0.f;
+    case Act::kSigmoid: return 1.f / (1.f + std::exp(-x));
+    case Act::kTanh: return std::tanh(x);
+  }
+  return x;
+}
+
+void conv_forward(const ir::ConvAttrs& c, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
+  const Shape& is = in.shape;
+  const Shape& os = out.shape;
+  const int cin_g = is.c / c.groups, cout_g = c.out_channels / c.groups;
+  const int k = cin_g * c.kh * c.kw;
+  const int hw = os.h * os.w;
+  RowMajor col(k, hw);
+  for (int b = 0; b < in.batch; ++b) {
+    for (int g = 0; g < c.groups; ++g) {
+      // im2col of this group's input channels; zero padding.
+      for (int ci = 0; ci < cin_g; ++ci) {
+        const float* src = in.sample(b) + static_cast<size_t>(g * cin_g + ci) * is.h * is.w;
+        for (int ky = 0; ky < c.kh; ++ky)
+          for (int kx = 0; kx < c.kw; ++kx) {
+            float* row = col.data() + static_cast<size_t>((ci * c.kh + ky) * c.kw + kx) * hw;
+            for (int oy = 0; oy < os.h; ++oy) {
+              const int iy = oy * c.sh - c.ph + ky * c.dh;
+              for (int ox = 0; ox < os.w; ++ox) {
+                const int ix = ox * c.sw - c.pw + kx * c.dw;
+                row[oy * os.w + ox] = (iy >= 0 && iy < is.h && ix >= 0 && ix < is.w) ? src[iy * is.w + ix] : 0.f;
+              }
+            }
+          }
+      }
+      Eigen::Map<const RowMajor> wmat(p.weight.data() + static_cast<size_t>(g) * cout_g * k, cout_g, k);
+      Eigen::Map<RowMajor> omat(out.sample(b) + static_cast<size_t>(g) * cout_g * hw, cout_g, hw);
+      omat.noalias() = wmat * col;
+    }
+    for (int co = 0; co < os.c; ++co) {
+      const float bias = p.bias.empty() ? 0.f : p.bias[static_cast<size_t>(co)];
+      float* dst = out.sample(b) + static_cast<size_t>(co) * hw;
+      for (int i = 0; i < hw; ++i) dst[i] = activate(c.activation, dst[i] + bias);
+    }
+  }
+}
+
+void pool_forward(const ir::PoolAttrs& p, const Tensor& in, Tensor& out) {
+  const Shape& is = in.shape;
+  const Shape& os = out.shape;
+  const bool global = p.is_global();
+  const bool is_max = p.kind == ir::PoolKind::kMax || p.kind == ir::PoolKind::kGlobalMax;
+  const int kh = global ? is.h : p.kh, kw = global ? is.w : p.kw;
+  const int sh = global ? 1 : p.sh, sw = global ? 1 : p.sw;
+  const int ph = global ? 0 : p.ph, pw = global ? 0 : p.pw;
+  for (int b = 0; b < in.batch; ++b)
+    for (int ch = 0; ch < is.c; ++ch) {
+      const float* src = in.sample(b) + static_cast<size_t>(ch) * is.h * is.w;
+      float* dst = out.sample(b) + static_cast<size_t>(ch) * os.h * os.w;
+      for (int oy = 0; oy < os.h; ++oy)
+        for (int ox = 0; ox < os.w; ++ox) {
+          // PyTorch semantics: padded cells count in the average (count_include_pad), windows that
+          // stick out past the padding (ceil mode) do not.
+          int y0 = oy * sh - ph, x0 = ox * sw - pw;
+          int y1 = std::min(y0 + kh, is.h + ph), x1 = std::min(x0 + kw, is.w + pw);
+          const int divisor = (y1 - y0) * (x1 - x0);
+          y0 = std::max(y0, 0), x0 = std::max(x0, 0), y1 = std::min(y1, is.h), x1 = std::min(x1, is.w);
+          double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+          for (int y = y0; y < y1; ++y)
+            for (int x = x0; x < x1; ++x) {
+              const double v = src[y * is.w + x];
+              acc = is_max ? std::max(acc, v) : acc + v;
+            }
+          dst[oy * os.w + ox] = static_cast<float>(is_max ? acc : acc / divisor);
+        }
+    }
+}
+
+void linear_forward(const ir::LinearAttrs& l, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
+  const auto k = static_cast<Eigen::Index>(in.shape.numel());
+  Eigen::Map<const RowMajor> wmat(p.weight.data(), l.out_features, k);
+  for (int b = 0; b < in.batch; ++b) {
+    Eigen::Map<const Eigen::VectorXf> x(in.sample(b), k);
+    Eigen::Map<Eigen::VectorXf> y(out.sample(b), l.out_features);
+    y.noalias() = wmat * x;
+    for (int o = 0; o < l.out_features; ++o)
+      y[o] = activate(l.activation, y[o] + (p.bias.empty() ? 0.f : p.bias[static_cast<size_t>(o)]));
+  }
+}
+
+// Sums the values of one term into a tensor.
+Tensor gather_term(const ir::Graph& g, const ir::Term& term, const std::vector<Tensor>& outputs, int batch) {
+  const Shape& src0 = g.node(term[0].node).output_shape;
+  Tensor t(batch, Shape{term[0].channels(), src0.h, src0.w});
+  const size_t plane = static_cast<size_t>(src0.h) * src0.w;
+  for (const ir::Value& v : term) {
+    const Tensor& src = outputs[static_cast<size_t>(v.node)];
+    for (int b = 0; b < batch; ++b) {
+      const float* s = src.sample(b) + static_cast<size_t>(v.begin) * plane;
+      float* d = t.sample(b);
+      for (int64_t i = 0; i < t.shape.numel(); ++i) d[i] += s[i];
+    }
+  }
+  return t;
+}
+
+Tensor gather_inputs(const ir::Graph& g, const ir::Node& n, const std::vector<Tensor>& outputs, int batch) {
+  if (n.inputs.size() == 1) return gather_term(g, n.inputs[0], outputs, batch);
+  Tensor t(batch, n.input_shape);
+  size_t offset = 0;
+  for (const ir::Term& term : n.inputs) {
+    Tensor part = gather_term(g, term, outputs, batch);
+    for (int b = 0; b < batch; ++b) std::copy_n(part.sample(b), part.shape.numel(), t.sample(b) + offset);
+    offset += static_cast<size_t>(part.shape.numel());
+  }
+  return t;
+}
+
+}  // namespace
+
+Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Tensor& in, const Shape& out_shape) {
+  Tensor out(in.batch, out_shape);
+  if (const auto* c = std::get_if<ir::ConvAttrs>(&step)) {
+    conv_forward(*c, params, in, out);
+  } else if (const auto* p = std::get_if<ir::PoolAttrs>(&step)) {
+    pool_forward(*p, in, out);
+  } else if (const auto* a = std::get_if<ir::ActivationAttrs>(&step)) {
+    for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = activate(a->activation, in.data[i]);
+  } else {
+    linear_forward(std::get<ir::LinearAttrs>(step), params, in, out);
+  }
+  return out;
+}
+
+Expected<std::vector<Tensor>> run_all(const ir::Graph& g, const ir::Weights& w, const Tensor& input,
+                                      RunOptions options) {
+  RETURN_ERROR_IF(input.batch <= 0, ErrorCode::kInvalidArgument, "batch size must be positive");
+  RETURN_ERROR_IF(!(input.shape == g.input_shape()), ErrorCode::kInvalidArgument,
+                  "input shape " + input.shape.to_string() + " does not match graph input " +
+                      g.input_shape().to_string());
+  RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
+                  "weights were made for a different graph");
+  const int batch = input.batch;
+  std::vector<Tensor> outputs(g.nodes.size());
+  outputs[0] = input;
+
+  std::vector<ir::NodeId> last_use(g.nodes.size(), 0);
+  for (ir::NodeId id = 1; id < static_cast<ir::NodeId>(g.nodes.size()); ++id)
+    for (ir::NodeId p : g.producers(id)) last_use[static_cast<size_t>(p)] = id;
+
+  for (ir::NodeId id = 1; id < static_cast<ir::NodeId>(g.nodes.size()); ++id) {
+    const ir::Node& n = g.node(id);
+    Tensor out;
+    if (n.is<ir::ElementAttrs>()) {
+      const bool mul = n.attrs<ir::ElementAttrs>().op == ir::ElementOp::kMul;
+      out = gather_term(g, n.inputs[0], outputs, batch);
+      for (size_t t = 1; t < n.inputs.size(); ++t) {
+        Tensor other = gather_term(g, n.inputs[t], outputs, batch);
+        for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = mul ? out.data[i] * other.data[i] : out.data[i] + other.data[i];
+      }
+    } else {
+      Tensor in = gather_inputs(g, n, outputs, batch);
+      if (n.is<ir::IdentityAttrs>()) {
+        out = std::move(in);
+      } else if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op)) {
+        for (size_t s = 0; s < seq->steps.size(); ++s) in = apply_step(seq->steps[s], w.at(id, int(s)), in, n.step_shapes[s]);
+        out = std::move(in);
+      } else {
+        ir::SubOp step = std::visit(
+            [](const auto& a) -> ir::SubOp {
+              using A = std::decay_t<decltype(a)>;
+              if constexpr (std::is_same_v<A, ir::ConvAttrs> || std::is_same_v<A, ir::PoolAttrs> ||
+                            std::is_same_v<A, ir::ActivationAttrs> || std::is_same_v<A, ir::LinearAttrs>)
+                return a;
+              return ir::ActivationAttrs{};  // unreachable
+            },
+            n.op);
+        out = apply_step(step, w.at(id), in, n.output_shape);
+      }
+    }
+    outputs[static_cast<size_t>(id)] = std::move(out);
+    if (!options.keep_all)
+      for (ir::NodeId p : g.producers(id))
+        if (last_use[static_cast<size_t>(p)] == id && p != g.output()) outputs[static_cast<size_t>(p)] = Tensor{};
+  }
+  if (!options.keep_all) outputs[0] = Tensor{};
+  return outputs;
+}
+
+Expected<Tensor> run(const ir::Graph& g, const ir::Weights& w, const Tensor& input) {
+  ASSIGN_OR_RETURN(std::vector<Tensor> all, run_all(g, w, input));
+  return std::move(all[static_cast<size_t>(g.output())]);
+}
+
+double relative_l2_error(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = double(a[i]) - double(b[i]);
+    diff += d * d;
+    ref += double(b[i]) * double(b[i]);
+  }
+  if (ref == 0) return diff == 0 ? 0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(diff / ref);
+}
+
+}  // namespace ios::reference

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Install what is missing, build, and run the whole test suite (GPU tests skip themselves without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/install_deps.sh
+scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$(nproc)"

@@ -1,0 +1,47 @@
+// Small golden graphs shared by the tests: a diamond, an Inception-style block and a fire module.
+#pragma once
+
+#include "ir/builder.h"
+
+namespace ios::testing {
+
+// input -> a, b (two 3x3 convs) -> concat.
+inline ir::Graph diamond(int channels = 8, int size = 8) {
+  ir::GraphBuilder g("diamond", {channels, size, size});
+  g.begin_block();
+  ir::Value a = g.conv(g.input(), ir::Conv(channels).kernel(3).pad(1));
+  ir::Value b = g.conv(g.input(), ir::Conv(channels).kernel(3).pad(1));
+  g.end_block(g.identity(ir::cat({a, b})));
+  return *g.build();
+}
+
+// Inception-A-like block: 1x1; 1x1 -> 3x3; 1x1 -> 3x3 -> 3x3; avgpool -> 1x1; concat.
+inline ir::Graph inception_block(int channels = 16, int size = 9) {
+  ir::GraphBuilder g("inception_block", {channels, size, size});
+  g.begin_block();
+  ir::Value v = g.input();
+  ir::Value b1 = g.conv(v, ir::Conv(8));
+  ir::Value b2 = g.conv(g.conv(v, ir::Conv(6)), ir::Conv(8).kernel(3).pad(1));
+  ir::Value b3 = g.conv(v, ir::Conv(6));
+  b3 = g.conv(b3, ir::Conv(8).kernel(3).pad(1));
+  b3 = g.conv(b3, ir::Conv(8).kernel(3).pad(1));
+  ir::Value b4 = g.conv(g.pool(v, ir::AvgPool(3).pad(1)), ir::Conv(4));
+  g.end_block(g.identity(ir::cat({b1, b2, b3, b4})));
+  return *g.build();
+}
+
+// SqueezeNet fire module with a conv bypass: squeeze -> [3x3, 1x1] -> concat + bypass.
+inline ir::Graph fire_module(int channels = 12, int size = 7) {
+  ir::GraphBuilder g("fire", {channels, size, size});
+  g.begin_block();
+  ir::Value v = g.input();
+  ir::Value s = g.conv(v, ir::Conv(4));
+  ir::Value e3 = g.conv(s, ir::Conv(8).kernel(3).pad(1));
+  ir::Value e1 = g.conv(s, ir::Conv(8));
+  ir::Value cat = g.identity(ir::cat({e3, e1}));
+  ir::Value bypass = g.conv(v, ir::Conv(16));
+  g.end_block(g.identity(ir::add({cat, bypass})));
+  return *g.build();
+}
+
+}  // namespace ios::testing
