@@ -125,6 +125,7 @@ struct Value {
   int channels() const { return end - begin; }
   Value slice(int b, int e) const { return Value{node, begin + b, begin + e}; }
   bool operator==(const Value&) const = default;
+  auto operator<=>(const Value&) const = default;
 };
 
 using Term = std::vector<Value>;  // summed element-wise

@@ -1,0 +1,93 @@
+// Stage latency models behind one interface. The DP, the baselines and the experiments only see
+// CostModel; the GPU runtime adds a measured implementation.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "ir/graph.h"
+#include "scheduler/schedule.h"
+
+namespace ios::sched {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual std::string name() const = 0;
+  // Latency in milliseconds of one stage at a batch size, as the runtime will run it.
+  virtual Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) = 0;
+};
+
+// A canonical description of a stage that does not mention op names: op kinds, attributes, input
+// and output shapes, term structure, and which ops of the stage read which. Identical cells of a
+// network give identical signatures, so their stages are costed once.
+std::string stage_signature(const ir::Graph& g, const Stage& stage);
+
+// Deterministic roofline model with a launch floor and SM occupancy (see README, "Analytic cost
+// model"). The default where there is no GPU.
+class AnalyticCostModel : public CostModel {
+ public:
+  struct Params {
+    double peak_flops = 30e12;    // sustained fp32 FMA rate of large convolutions on an H100
+    double bandwidth = 2.5e12;    // sustained HBM bytes/s
+    double launch_us = 2.0;       // per kernel, inside a CUDA graph, on the critical path
+    double stage_sync_us = 1.5;   // per extra stream joined at a stage boundary
+    int sm_count = 132;
+    double work_per_cta = 64.0 * 64.0;  // output elements one CTA covers (occupancy estimate)
+  };
+  AnalyticCostModel() = default;
+  explicit AnalyticCostModel(Params p) : params_(p) {}
+  std::string name() const override { return "analytic"; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
+
+  struct OpEstimate {
+    double alone_us = 0;    // latency when the op has the GPU to itself
+    double occupancy = 0;   // fraction of the SMs it can fill, (0, 1]
+    int kernels = 0;
+  };
+  OpEstimate estimate(const ir::Graph& g, ir::NodeId id, int batch) const;
+  OpEstimate estimate_merged(const ir::Graph& g, const std::vector<ir::NodeId>& ops, int batch) const;
+
+ private:
+  OpEstimate from_cost(double flops, double bytes, int kernels, double out_elements) const;
+  Params params_;
+};
+
+// Test double: the latency of a stage is a caller-given function.
+class TableCostModel : public CostModel {
+ public:
+  using Fn = std::function<double(const ir::Graph&, const Stage&)>;
+  explicit TableCostModel(Fn fn) : fn_(std::move(fn)) {}
+  std::string name() const override { return "table"; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
+    return fn_(g, stage);
+  }
+
+ private:
+  Fn fn_;
+};
+
+// Caches another model's stage latencies by (signature, batch); optionally persisted to a JSON file
+// whose key (device, library versions, precision, model) must match for entries to be reused.
+class StageCache : public CostModel {
+ public:
+  StageCache(CostModel& inner, std::string key) : inner_(inner), key_(std::move(key)) {}
+  std::string name() const override { return inner_.name(); }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
+
+  Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
+  Status save(const std::string& path) const;
+  size_t hits() const { return hits_; }
+  size_t misses() const { return misses_; }
+  size_t size() const { return table_.size(); }
+
+ private:
+  CostModel& inner_;
+  std::string key_;
+  std::unordered_map<std::string, double> table_;
+  size_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace ios::sched

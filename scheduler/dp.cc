@@ -1,0 +1,309 @@
+#include "scheduler/dp.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <unordered_map>
+
+#include "scheduler/merge.h"
+
+namespace ios::sched {
+
+namespace {
+
+using Mask = unsigned __int128;
+constexpr int kMaxPart = 128;
+
+Mask bit(int i) { return Mask{1} << i; }
+int popcount(Mask m) {
+  return std::popcount(static_cast<uint64_t>(m)) + std::popcount(static_cast<uint64_t>(m >> 64));
+}
+struct MaskHash {
+  size_t operator()(Mask m) const {
+    const auto lo = static_cast<uint64_t>(m), hi = static_cast<uint64_t>(m >> 64);
+    return std::hash<uint64_t>()(lo * 0x9E3779B97F4A7C15ull ^ (hi + 0x632BE59BD9B4E019ull));
+  }
+};
+
+// One part, with its ops renumbered 0..n-1 in creation (topological) order.
+class PartDp {
+ public:
+  PartDp(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options, CostModel* model,
+         DpStats* stats)
+      : g_(g), ops_(part), options_(options), model_(model), stats_(stats) {
+    std::sort(ops_.begin(), ops_.end());
+    n_ = static_cast<int>(ops_.size());
+    std::map<ir::NodeId, int> local;
+    for (int i = 0; i < n_; ++i) local[ops_[size_t(i)]] = i;
+    succ_.assign(size_t(n_), 0);
+    pred_.assign(size_t(n_), 0);
+    for (int i = 0; i < n_; ++i)
+      for (ir::NodeId p : g.producers(ops_[size_t(i)])) {
+        auto it = local.find(p);
+        if (it == local.end()) continue;  // edges from other parts are already satisfied
+        succ_[size_t(it->second)] |= bit(i);
+        pred_[size_t(i)] |= bit(it->second);
+      }
+    desc_.assign(size_t(n_), 0);
+    for (int i = n_ - 1; i >= 0; --i) {
+      desc_[size_t(i)] = bit(i);
+      for (int j = i + 1; j < n_; ++j)
+        if (succ_[size_t(i)] & bit(j)) desc_[size_t(i)] |= desc_[size_t(j)];
+    }
+    build_chains();
+  }
+
+  Status solve(std::vector<Stage>& out) {
+    const Mask all = n_ == kMaxPart ? ~Mask{0} : (bit(n_) - 1);
+    ASSIGN_OR_RETURN(double best, dp(all));
+    stats_->latency_ms += best;
+    std::vector<Stage> reversed;
+    for (Mask s = all; s != 0;) {
+      const Entry& e = memo_.at(s);
+      reversed.push_back(to_stage(e.ending, e.merge));
+      s &= ~e.ending;
+    }
+    out.insert(out.end(), reversed.rbegin(), reversed.rend());
+    return Status::ok();
+  }
+
+  // Endings of s as (mask, is_merge), deduplicated, merges first.
+  std::vector<std::pair<Mask, bool>> endings(Mask s) const {
+    std::vector<std::pair<Mask, bool>> out;
+    if (options_.mode != DpMode::kParallel) merge_endings(s, out);
+    if (options_.mode == DpMode::kMerge) {
+      for (int i = 0; i < n_; ++i)
+        if ((s & bit(i)) && !(succ_[size_t(i)] & s)) out.emplace_back(bit(i), false);
+    } else {
+      parallel_endings(s, out);
+    }
+    return out;
+  }
+
+  Mask mask_of(const std::vector<ir::NodeId>& ids) const {
+    Mask m = 0;
+    for (ir::NodeId id : ids)
+      for (int i = 0; i < n_; ++i)
+        if (ops_[size_t(i)] == id) m |= bit(i);
+    return m;
+  }
+
+  Stage to_stage(Mask t, bool merge) const {
+    Stage st;
+    st.kind = merge ? StageKind::kMerge : StageKind::kConcurrent;
+    if (merge) {
+      st.groups.emplace_back();
+      for (int i = 0; i < n_; ++i)
+        if (t & bit(i)) st.groups[0].push_back(ops_[size_t(i)]);
+      return st;
+    }
+    // Groups are the weakly connected components of t, ordered by their first op.
+    Mask left = t;
+    while (left) {
+      int first = 0;
+      while (!(left & bit(first))) ++first;
+      Mask comp = bit(first), frontier = comp;
+      while (frontier) {
+        Mask next = 0;
+        for (int i = 0; i < n_; ++i)
+          if (frontier & bit(i)) next |= (succ_[size_t(i)] | pred_[size_t(i)]) & t;
+        frontier = next & ~comp;
+        comp |= next;
+      }
+      std::vector<ir::NodeId> group;
+      for (int i = 0; i < n_; ++i)
+        if (comp & bit(i)) group.push_back(ops_[size_t(i)]);
+      st.groups.push_back(std::move(group));
+      left &= ~comp;
+    }
+    return st;
+  }
+
+ private:
+  struct Entry {
+    double cost;
+    Mask ending;
+    bool merge;
+  };
+
+  void build_chains() {
+    Mask left = n_ == kMaxPart ? ~Mask{0} : (bit(n_) - 1);
+    while (left) {
+      // Longest path in the transitive closure among the ops left; ties go to the lowest index.
+      std::vector<int> len(size_t(n_), 0);
+      for (int i = n_ - 1; i >= 0; --i) {
+        if (!(left & bit(i))) continue;
+        len[size_t(i)] = 1;
+        for (int j = i + 1; j < n_; ++j)
+          if ((left & bit(j)) && (desc_[size_t(i)] & bit(j))) len[size_t(i)] = std::max(len[size_t(i)], len[size_t(j)] + 1);
+      }
+      int cur = -1;
+      for (int i = 0; i < n_; ++i)
+        if ((left & bit(i)) && (cur < 0 || len[size_t(i)] > len[size_t(cur)])) cur = i;
+      std::vector<int> chain;
+      while (cur >= 0) {
+        chain.push_back(cur);
+        left &= ~bit(cur);
+        int next = -1;
+        for (int j = cur + 1; j < n_; ++j)
+          if ((left & bit(j)) && (desc_[size_t(cur)] & bit(j)) && len[size_t(j)] == len[size_t(cur)] - 1) {
+            next = j;
+            break;
+          }
+        cur = next;
+      }
+      chains_.push_back(std::move(chain));
+    }
+  }
+
+  void parallel_endings(Mask s, std::vector<std::pair<Mask, bool>>& out) const {
+    // Per chain, the ops still in s form a prefix; a root is one of its last r ops, or none.
+    std::vector<std::vector<Mask>> options;
+    for (const auto& chain : chains_) {
+      std::vector<int> prefix;
+      for (int op : chain)
+        if (s & bit(op)) prefix.push_back(op);
+      if (prefix.empty()) continue;
+      std::vector<Mask> closures;
+      for (int k = static_cast<int>(prefix.size()) - 1; k >= 0 && static_cast<int>(prefix.size()) - k <= options_.r; --k) {
+        const Mask c = desc_[size_t(prefix[size_t(k)])] & s;
+        if (popcount(c) <= options_.r) closures.push_back(c);
+      }
+      if (!closures.empty()) options.push_back(std::move(closures));
+    }
+    std::vector<Mask> groups;
+    std::unordered_map<Mask, bool, MaskHash> seen;
+    enumerate(options, 0, groups, seen, out);
+  }
+
+  // Chooses a closure (or none) per chain; overlapping closures merge into one group (union-find on
+  // masks), and the size bound r is rechecked after every merge, the group bound s at the end.
+  void enumerate(const std::vector<std::vector<Mask>>& options, size_t chain, std::vector<Mask>& groups,
+                 std::unordered_map<Mask, bool, MaskHash>& seen, std::vector<std::pair<Mask, bool>>& out) const {
+    if (chain == options.size()) {
+      if (groups.empty() || static_cast<int>(groups.size()) > options_.s) return;
+      Mask t = 0;
+      for (Mask gm : groups) t |= gm;
+      if (seen.emplace(t, true).second) out.emplace_back(t, false);
+      return;
+    }
+    enumerate(options, chain + 1, groups, seen, out);
+    for (Mask closure : options[chain]) {
+      std::vector<Mask> next;
+      Mask merged = closure;
+      for (Mask gm : groups) {
+        if (gm & merged) merged |= gm;
+        else next.push_back(gm);
+      }
+      if (popcount(merged) > options_.r) continue;
+      next.push_back(merged);
+      enumerate(options, chain + 1, next, seen, out);
+    }
+  }
+
+  void merge_endings(Mask s, std::vector<std::pair<Mask, bool>>& out) const {
+    // Candidate sinks grouped by the value they read; subsets of each class of size >= 2.
+    std::map<std::vector<ir::Term>, std::vector<int>> classes;
+    for (int i = 0; i < n_; ++i) {
+      if (!(s & bit(i)) || (succ_[size_t(i)] & s)) continue;
+      const ir::Node& node = g_.node(ops_[size_t(i)]);
+      if (node.is<ir::ConvAttrs>() && node.inputs.size() == 1 && node.inputs[0].size() == 1)
+        classes[node.inputs].push_back(i);
+    }
+    for (const auto& [key, members] : classes) {
+      const int m = std::min<int>(static_cast<int>(members.size()), 12);
+      for (uint32_t sub = 1; sub < (1u << m); ++sub) {
+        if (std::popcount(sub) < 2) continue;
+        std::vector<ir::NodeId> ids;
+        Mask t = 0;
+        for (int k = 0; k < m; ++k)
+          if (sub & (1u << k)) {
+            ids.push_back(ops_[size_t(members[size_t(k)])]);
+            t |= bit(members[size_t(k)]);
+          }
+        if (can_merge(g_, ids)) out.emplace_back(t, true);
+      }
+    }
+  }
+
+  Expected<double> stage_cost(Mask t, bool merge) {
+    auto& cache = merge ? merge_cost_ : parallel_cost_;
+    auto it = cache.find(t);
+    if (it != cache.end()) return it->second;
+    ++stats_->stages_costed;
+    ASSIGN_OR_RETURN(double ms, model_->stage_latency_ms(g_, to_stage(t, merge), options_.batch));
+    cache.emplace(t, ms);
+    return ms;
+  }
+
+  Expected<double> dp(Mask s) {
+    if (s == 0) return 0.0;
+    auto it = memo_.find(s);
+    if (it != memo_.end()) return it->second.cost;
+    Entry best{0, 0, false};
+    bool found = false;
+    for (const auto& [t, merge] : endings(s)) {
+      ++stats_->transitions;
+      ASSIGN_OR_RETURN(double rest, dp(s & ~t));
+      ASSIGN_OR_RETURN(double here, stage_cost(t, merge));
+      if (!found || rest + here < best.cost) best = Entry{rest + here, t, merge}, found = true;
+    }
+    RETURN_ERROR_IF(!found, ErrorCode::kInvalidArgument, "DP found no ending (r and s must be at least 1)");
+    ++stats_->states;
+    memo_.emplace(s, best);
+    return best.cost;
+  }
+
+  const ir::Graph& g_;
+  std::vector<ir::NodeId> ops_;
+  DpOptions options_;
+  CostModel* model_;
+  DpStats* stats_;
+  int n_ = 0;
+  std::vector<Mask> succ_, pred_, desc_;
+  std::vector<std::vector<int>> chains_;
+  std::unordered_map<Mask, Entry, MaskHash> memo_;
+  std::unordered_map<Mask, double, MaskHash> parallel_cost_, merge_cost_;
+};
+
+}  // namespace
+
+std::vector<std::vector<ir::NodeId>> block_parts(const ir::Graph& g, size_t block, int max_part_size) {
+  const ir::Block& blk = g.blocks[block];
+  if (!blk.parts.empty()) return blk.parts;
+  std::vector<std::vector<ir::NodeId>> parts;
+  const auto members = blk.members();
+  const size_t size = static_cast<size_t>(std::clamp(max_part_size, 1, kMaxPart));
+  for (size_t i = 0; i < members.size(); i += size)
+    parts.emplace_back(members.begin() + static_cast<std::ptrdiff_t>(i),
+                       members.begin() + static_cast<std::ptrdiff_t>(std::min(members.size(), i + size)));
+  return parts;
+}
+
+Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options,
+                     CostModel& model, std::vector<Stage>& out, DpStats& stats) {
+  RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
+  RETURN_ERROR_IF(part.size() > static_cast<size_t>(kMaxPart), ErrorCode::kInvalidArgument,
+                  "a part has " + std::to_string(part.size()) + " ops; the DP handles at most 128 (lower --max-part-size)");
+  PartDp dp(g, part, options, &model, &stats);
+  return dp.solve(out);
+}
+
+Expected<BlockSchedule> optimize_block(const ir::Graph& g, size_t block, const DpOptions& options, CostModel& model,
+                                       DpStats& stats) {
+  BlockSchedule bs;
+  for (const auto& part : block_parts(g, block, options.max_part_size))
+    RETURN_IF_ERROR(optimize_part(g, part, options, model, bs.stages, stats));
+  return bs;
+}
+
+std::vector<Stage> enumerate_endings(const ir::Graph& g, const std::vector<ir::NodeId>& part,
+                                     const std::vector<ir::NodeId>& remaining, const DpOptions& options) {
+  DpStats stats;
+  PartDp dp(g, part, options, nullptr, &stats);
+  std::vector<Stage> out;
+  for (const auto& [t, merge] : dp.endings(dp.mask_of(remaining))) out.push_back(dp.to_stage(t, merge));
+  return out;
+}
+
+}  // namespace ios::sched

@@ -1,0 +1,47 @@
+// IOS's dynamic programming over the endings of a block part:
+//   dp[s] = min over endings T of s of dp[s - T] + latency(T)
+// where s is the predecessor-closed set of ops not yet scheduled. An ending is either a set of
+// concurrent groups (at most `s` groups of at most `r` ops, each group a weakly connected, successor-
+// closed piece of s) or a merge of sibling convolutions that are sinks of s.
+#pragma once
+
+#include <cstdint>
+
+#include "scheduler/cost_model.h"
+#include "scheduler/schedule.h"
+
+namespace ios::sched {
+
+enum class DpMode { kParallel, kMerge, kBoth };
+
+struct DpOptions {
+  DpMode mode = DpMode::kBoth;
+  int r = 3;                 // max ops per group
+  int s = 8;                 // max groups per stage
+  int max_part_size = 100;   // blocks without explicit parts are cut into chunks of this size
+  int batch = 1;
+};
+
+struct DpStats {
+  int64_t states = 0;
+  int64_t transitions = 0;     // (state, ending) pairs considered
+  int64_t stages_costed = 0;   // distinct stages whose latency was asked of the cost model
+  double latency_ms = 0;       // the optimum, summed over parts
+};
+
+// Splits a block into the parts the DP optimises separately (explicit parts, or chunks).
+std::vector<std::vector<ir::NodeId>> block_parts(const ir::Graph& g, size_t block, int max_part_size);
+
+// Optimises one part; appends its stages to `out`.
+Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options,
+                     CostModel& model, std::vector<Stage>& out, DpStats& stats);
+
+Expected<BlockSchedule> optimize_block(const ir::Graph& g, size_t block, const DpOptions& options, CostModel& model,
+                                       DpStats& stats);
+
+// Every ending of `remaining` (a predecessor-closed subset of the part) that the DP considers, in the
+// DP's order. Exposed so tests can check the enumeration against brute force.
+std::vector<Stage> enumerate_endings(const ir::Graph& g, const std::vector<ir::NodeId>& part,
+                                     const std::vector<ir::NodeId>& remaining, const DpOptions& options);
+
+}  // namespace ios::sched

@@ -1,0 +1,31 @@
+// The execution plan the runtime consumes: an ordered list of steps, each a kernel launch on a
+// stream, an event record or an event wait. Staged (IOS) and stream-level (Opara) schedules both
+// compile to it; a stage boundary is an event join, never a device sync.
+#pragma once
+
+#include <vector>
+
+#include "scheduler/schedule.h"
+
+namespace ios::sched {
+
+struct PlanStep {
+  enum class Kind : uint8_t { kLaunch, kRecord, kWait };
+  Kind kind = Kind::kLaunch;
+  int stream = 0;
+  int event = -1;                 // record / wait
+  std::vector<ir::NodeId> ops;    // launch: one op, or the convolutions of a merge
+  int stage = -1;                 // global stage index (staged schedules), for traces
+};
+
+struct ExecutionPlan {
+  int streams = 1;
+  int events = 0;
+  std::vector<PlanStep> steps;
+  int launches() const;
+};
+
+// Stream 0 is the main stream: the plan starts and ends there.
+Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s);
+
+}  // namespace ios::sched

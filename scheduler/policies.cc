@@ -1,0 +1,145 @@
+#include "scheduler/policies.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace ios::sched {
+
+Expected<Policy> parse_policy(const std::string& name) {
+  if (name == "sequential") return Policy::kSequential;
+  if (name == "greedy") return Policy::kGreedy;
+  if (name == "dp_merge" || name == "ios-merge" || name == "IOS-Merge") return Policy::kDpMerge;
+  if (name == "dp_parallel" || name == "ios-parallel" || name == "IOS-Parallel") return Policy::kDpParallel;
+  if (name == "dp_parallel_merge" || name == "ios-both" || name == "IOS-Both") return Policy::kDpBoth;
+  if (name == "opara") return Policy::kOpara;
+  return error(ErrorCode::kInvalidArgument, "unknown policy '" + name +
+                                                "' (use sequential, greedy, dp_merge, dp_parallel, "
+                                                "dp_parallel_merge (ios-both) or opara)");
+}
+
+std::string policy_flag_name(Policy p) {
+  switch (p) {
+    case Policy::kSequential: return "sequential";
+    case Policy::kGreedy: return "greedy";
+    case Policy::kDpMerge: return "dp_merge";
+    case Policy::kDpParallel: return "dp_parallel";
+    case Policy::kDpBoth: return "dp_parallel_merge";
+    case Policy::kOpara: return "opara";
+  }
+  return "?";
+}
+
+std::string policy_display_name(Policy p) {
+  switch (p) {
+    case Policy::kSequential: return "Sequential";
+    case Policy::kGreedy: return "Greedy";
+    case Policy::kDpMerge: return "IOS-Merge";
+    case Policy::kDpParallel: return "IOS-Parallel";
+    case Policy::kDpBoth: return "IOS-Both";
+    case Policy::kOpara: return "Opara";
+  }
+  return "?";
+}
+
+Schedule sequential_schedule(const ir::Graph& g) {
+  Schedule s;
+  for (const ir::Block& b : g.blocks) {
+    BlockSchedule bs;
+    for (ir::NodeId id : b.members()) bs.stages.push_back(Stage{StageKind::kConcurrent, {{id}}});
+    s.blocks.push_back(std::move(bs));
+  }
+  return s;
+}
+
+Schedule greedy_schedule(const ir::Graph& g, int max_streams) {
+  // IOS's greedy: each stage runs every ready op (one per group); beyond the cap they wait.
+  Schedule s;
+  for (const ir::Block& b : g.blocks) {
+    const auto members = b.members();
+    std::vector<bool> done(g.nodes.size(), true);
+    for (ir::NodeId m : members) done[size_t(m)] = false;
+    BlockSchedule bs;
+    size_t scheduled = 0;
+    while (scheduled < members.size()) {
+      Stage st;
+      for (ir::NodeId m : members) {
+        if (done[size_t(m)] || static_cast<int>(st.groups.size()) >= max_streams) continue;
+        const auto preds = g.producers(m);
+        if (std::all_of(preds.begin(), preds.end(), [&](ir::NodeId p) { return done[size_t(p)]; }))
+          st.groups.push_back({m});
+      }
+      for (const auto& grp : st.groups) done[size_t(grp[0])] = true;
+      scheduled += st.groups.size();
+      bs.stages.push_back(std::move(st));
+    }
+    s.blocks.push_back(std::move(bs));
+  }
+  return s;
+}
+
+Expected<double> estimate_latency_ms(const ir::Graph& g, const Schedule& s, CostModel& model, int batch) {
+  double total = 0;
+  if (!s.is_stream_level()) {
+    for (const auto& b : s.blocks)
+      for (const auto& st : b.stages) {
+        ASSIGN_OR_RETURN(double ms, model.stage_latency_ms(g, st, batch));
+        total += ms;
+      }
+    return total;
+  }
+  std::vector<double> finish(g.nodes.size(), 0.0), stream_free;
+  for (ir::NodeId v : s.streams->launch_order) {
+    const auto stream = static_cast<size_t>(s.streams->stream_of[size_t(v)]);
+    if (stream_free.size() <= stream) stream_free.resize(stream + 1, 0.0);
+    double start = stream_free[stream];
+    for (ir::NodeId p : g.producers(v)) start = std::max(start, finish[size_t(p)]);
+    ASSIGN_OR_RETURN(double ms, model.stage_latency_ms(g, Stage{StageKind::kConcurrent, {{v}}}, batch));
+    finish[size_t(v)] = stream_free[stream] = start + ms;
+    total = std::max(total, finish[size_t(v)]);
+  }
+  return total;
+}
+
+Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& options, CostModel& model) {
+  RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "--batch must be at least 1");
+  RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
+  RETURN_ERROR_IF(options.max_part_size < 1, ErrorCode::kInvalidArgument, "--max-part-size must be at least 1");
+  RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument, "the greedy stream cap must be at least 1");
+  const auto start = std::chrono::steady_clock::now();
+  OptimizeResult result;
+  Schedule& s = result.schedule;
+  switch (options.policy) {
+    case Policy::kSequential: s = sequential_schedule(g); break;
+    case Policy::kGreedy: s = greedy_schedule(g, options.greedy_max_streams); break;
+    case Policy::kOpara: {
+      const ResourceProfile profile = options.profile ? *options.profile : estimate_resource_profile(g);
+      s.streams = opara_schedule(g, profile);
+      s.meta.notes.push_back("shared-memory profile: " + profile.source);
+      break;
+    }
+    case Policy::kDpMerge:
+    case Policy::kDpParallel:
+    case Policy::kDpBoth: {
+      DpOptions dp;
+      dp.mode = options.policy == Policy::kDpMerge ? DpMode::kMerge
+                : options.policy == Policy::kDpParallel ? DpMode::kParallel : DpMode::kBoth;
+      dp.r = options.r, dp.s = options.s, dp.max_part_size = options.max_part_size, dp.batch = options.batch;
+      for (size_t b = 0; b < g.blocks.size(); ++b) {
+        ASSIGN_OR_RETURN(BlockSchedule bs, optimize_block(g, b, dp, model, result.stats));
+        s.blocks.push_back(std::move(bs));
+        if (options.on_block) options.on_block(b + 1, g.blocks.size(), result.stats);
+      }
+      s.meta.r = options.r, s.meta.s = options.s, s.meta.max_part_size = options.max_part_size;
+      break;
+    }
+  }
+  RETURN_IF_ERROR(validate(g, s));
+  s.meta.policy = policy_flag_name(options.policy);
+  s.meta.batch = options.batch;
+  s.meta.cost_model = model.name();
+  ASSIGN_OR_RETURN(s.meta.latency_ms, estimate_latency_ms(g, s, model, options.batch));
+  s.meta.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace ios::sched

@@ -1,0 +1,48 @@
+// The scheduling policies behind `--opt`, all over one CostModel.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "scheduler/cost_model.h"
+#include "scheduler/dp.h"
+#include "scheduler/opara.h"
+#include "scheduler/schedule.h"
+
+namespace ios::sched {
+
+enum class Policy { kSequential, kGreedy, kDpMerge, kDpParallel, kDpBoth, kOpara };
+
+// Accepts sequential, greedy, dp_merge, dp_parallel, dp_parallel_merge / ios-both, opara (and the
+// IOS-Merge / IOS-Parallel display names). The error lists the accepted names.
+Expected<Policy> parse_policy(const std::string& name);
+std::string policy_flag_name(Policy p);     // dp_parallel_merge, ...
+std::string policy_display_name(Policy p);  // IOS-Both, ... (IOS's log names)
+
+struct OptimizeOptions {
+  Policy policy = Policy::kDpBoth;
+  int r = 3, s = 8;
+  int max_part_size = 100;
+  int batch = 1;
+  int greedy_max_streams = 10;
+  std::optional<ResourceProfile> profile;  // Opara; estimated when absent
+  // Called after every block (DP policies), for progress reporting.
+  std::function<void(size_t done, size_t total, const DpStats&)> on_block;
+};
+
+struct OptimizeResult {
+  Schedule schedule;
+  DpStats stats;
+};
+
+Schedule sequential_schedule(const ir::Graph& g);
+Schedule greedy_schedule(const ir::Graph& g, int max_streams);
+
+Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& options, CostModel& model);
+
+// Latency of a schedule under a cost model: the sum of its stages; for stream-level schedules a
+// contention-free simulation of the streams with every op costed alone.
+Expected<double> estimate_latency_ms(const ir::Graph& g, const Schedule& s, CostModel& model, int batch);
+
+}  // namespace ios::sched

@@ -1,0 +1,270 @@
+#include "scheduler/schedule.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "ir/json_io.h"
+#include "scheduler/merge.h"
+
+namespace ios::sched {
+
+using nlohmann::json;
+
+std::vector<ir::NodeId> Stage::ops() const {
+  std::vector<ir::NodeId> out;
+  for (const auto& g : groups) out.insert(out.end(), g.begin(), g.end());
+  return out;
+}
+
+int Schedule::stage_count() const {
+  int n = 0;
+  for (const auto& b : blocks) n += static_cast<int>(b.stages.size());
+  return n;
+}
+
+namespace {
+
+std::string op_name(const ir::Graph& g, ir::NodeId id) { return "op '" + g.node(id).name + "'"; }
+
+Status validate_block(const ir::Graph& g, size_t b, const BlockSchedule& bs) {
+  const ir::Block& blk = g.blocks[b];
+  const std::string where = "block " + std::to_string(b);
+  auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidSchedule, where + ": " + msg); };
+  std::set<ir::NodeId> members;
+  for (ir::NodeId m : blk.members()) members.insert(m);
+
+  // position[op] = (stage, group, index in group)
+  std::map<ir::NodeId, std::tuple<size_t, size_t, size_t>> position;
+  for (size_t si = 0; si < bs.stages.size(); ++si) {
+    const Stage& st = bs.stages[si];
+    if (st.groups.empty()) return fail("stage " + std::to_string(si) + " is empty");
+    if (st.kind == StageKind::kMerge && st.groups.size() != 1)
+      return fail("merge stage " + std::to_string(si) + " must have exactly one group");
+    for (size_t gi = 0; gi < st.groups.size(); ++gi) {
+      if (st.groups[gi].empty()) return fail("stage " + std::to_string(si) + " has an empty group");
+      for (size_t k = 0; k < st.groups[gi].size(); ++k) {
+        const ir::NodeId id = st.groups[gi][k];
+        if (id < 0 || id >= static_cast<ir::NodeId>(g.nodes.size()) || !members.count(id))
+          return fail("stage " + std::to_string(si) + " lists " +
+                      (id >= 0 && id < static_cast<ir::NodeId>(g.nodes.size()) ? op_name(g, id) : "an unknown op") +
+                      ", which is not an op of this block");
+        if (!position.emplace(id, std::make_tuple(si, gi, k)).second)
+          return fail(op_name(g, id) + " is scheduled more than once");
+      }
+    }
+  }
+  for (ir::NodeId m : blk.members())
+    if (!position.count(m)) return fail(op_name(g, m) + " is never scheduled");
+
+  for (const auto& [id, pos] : position) {
+    const auto [si, gi, k] = pos;
+    for (ir::NodeId p : g.producers(id)) {
+      auto it = position.find(p);
+      if (it == position.end()) continue;  // produced by an earlier block (or the input)
+      const auto [psi, pgi, pk] = it->second;
+      const bool earlier_stage = psi < si;
+      const bool earlier_in_group = psi == si && pgi == gi && pk < k && bs.stages[si].kind == StageKind::kConcurrent;
+      if (!earlier_stage && !earlier_in_group) {
+        if (psi == si && pgi != gi)
+          return fail("stage " + std::to_string(si) + ": groups are not independent: " + op_name(g, id) +
+                      " reads " + op_name(g, p) + " from another group of the same stage");
+        return fail(op_name(g, id) + " runs before its producer " + op_name(g, p));
+      }
+    }
+  }
+  for (size_t si = 0; si < bs.stages.size(); ++si) {
+    const Stage& st = bs.stages[si];
+    if (st.kind != StageKind::kMerge) continue;
+    if (std::string why = merge_violation(g, st.groups[0]); !why.empty())
+      return fail("merge stage " + std::to_string(si) + ": " + why);
+  }
+  return Status::ok();
+}
+
+Status validate_streams(const ir::Graph& g, const StreamSchedule& ss) {
+  auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidSchedule, "stream schedule: " + msg); };
+  if (ss.stream_of.size() != g.nodes.size()) return fail("'stream_of' must have one entry per node");
+  std::vector<int> seen(g.nodes.size(), -1);
+  for (size_t i = 0; i < ss.launch_order.size(); ++i) {
+    const ir::NodeId id = ss.launch_order[i];
+    if (id <= 0 || id >= static_cast<ir::NodeId>(g.nodes.size())) return fail("launch order lists an unknown op");
+    if (seen[size_t(id)] != -1) return fail(op_name(g, id) + " is launched twice");
+    if (ss.stream_of[size_t(id)] < 0) return fail(op_name(g, id) + " has no stream");
+    for (ir::NodeId p : g.producers(id))
+      if (p != 0 && seen[size_t(p)] == -1) return fail(op_name(g, id) + " is launched before its producer " + op_name(g, p));
+    seen[size_t(id)] = static_cast<int>(i);
+  }
+  for (ir::NodeId id = 1; id < static_cast<ir::NodeId>(g.nodes.size()); ++id)
+    if (seen[size_t(id)] == -1) return fail(op_name(g, id) + " is never launched");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status validate(const ir::Graph& g, const Schedule& s) {
+  if (s.is_stream_level()) {
+    if (!s.blocks.empty())
+      return error(ErrorCode::kInvalidSchedule, "a schedule is either staged or stream-level, not both");
+    return validate_streams(g, *s.streams);
+  }
+  if (s.blocks.size() != g.blocks.size())
+    return error(ErrorCode::kInvalidSchedule, "schedule has " + std::to_string(s.blocks.size()) +
+                                                  " blocks, graph has " + std::to_string(g.blocks.size()));
+  for (size_t b = 0; b < s.blocks.size(); ++b) RETURN_IF_ERROR(validate_block(g, b, s.blocks[b]));
+  return Status::ok();
+}
+
+json schedule_to_json(const ir::Graph& g, const Schedule& s) {
+  json j = ir::graph_to_json(g);
+  for (size_t b = 0; b < s.blocks.size() && b < j["blocks"].size(); ++b) {
+    json stages = json::array(), kinds = json::array();
+    for (const Stage& st : s.blocks[b].stages) {
+      json groups = json::array();
+      for (const auto& grp : st.groups) {
+        json names = json::array();
+        for (ir::NodeId id : grp) names.push_back(g.node(id).name);
+        groups.push_back(std::move(names));
+      }
+      stages.push_back(std::move(groups));
+      kinds.push_back(st.kind == StageKind::kMerge ? "merge" : "parallel");
+    }
+    j["blocks"][b]["stages"] = std::move(stages);
+    j["blocks"][b]["stage_kinds"] = std::move(kinds);
+  }
+  const ScheduleMeta& m = s.meta;
+  json meta = {{"version", 1},          {"policy", m.policy},         {"r", m.r},
+               {"s", m.s},              {"max_part_size", m.max_part_size}, {"batch", m.batch},
+               {"precision", m.precision}, {"cost_model", m.cost_model}, {"device", m.device},
+               {"library_versions", m.library_versions}, {"latency_ms", m.latency_ms},
+               {"search_seconds", m.search_seconds}, {"notes", m.notes}};
+  if (s.streams) {
+    json order = json::array(), streams = json::object();
+    for (ir::NodeId id : s.streams->launch_order) order.push_back(g.node(id).name);
+    for (size_t id = 0; id < s.streams->stream_of.size(); ++id) streams[g.nodes[id].name] = s.streams->stream_of[id];
+    meta["launch_order"] = std::move(order);
+    meta["stream_of"] = std::move(streams);
+  }
+  j["schedule"] = std::move(meta);
+  return j;
+}
+
+namespace {
+
+template <typename T>
+Status read_field(const json& j, const char* field, T& out) {
+  if (!j.contains(field) || j[field].is_null()) return Status::ok();
+  try {
+    out = j[field].get<T>();
+  } catch (const json::exception&) {
+    return error(ErrorCode::kInvalidSchedule, std::string("schedule field '") + field + "' has the wrong type");
+  }
+  return Status::ok();
+}
+
+Expected<ir::NodeId> lookup(const ir::Graph& g, const std::map<std::string, ir::NodeId>& ids, const json& name,
+                            const std::string& where) {
+  RETURN_ERROR_IF(!name.is_string(), ErrorCode::kInvalidSchedule, where + ": op names must be strings");
+  auto it = ids.find(name.get<std::string>());
+  RETURN_ERROR_IF(it == ids.end(), ErrorCode::kInvalidSchedule,
+                  where + ": unknown op '" + name.get<std::string>() + "'");
+  return it->second;
+}
+
+}  // namespace
+
+Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
+  std::map<std::string, ir::NodeId> ids;
+  for (size_t i = 0; i < g.nodes.size(); ++i) ids[g.nodes[i].name] = static_cast<ir::NodeId>(i);
+  Schedule s;
+  if (j.contains("schedule") && j["schedule"].is_object()) {
+    const json& m = j["schedule"];
+    RETURN_IF_ERROR(read_field(m, "policy", s.meta.policy));
+    RETURN_IF_ERROR(read_field(m, "r", s.meta.r));
+    RETURN_IF_ERROR(read_field(m, "s", s.meta.s));
+    RETURN_IF_ERROR(read_field(m, "max_part_size", s.meta.max_part_size));
+    RETURN_IF_ERROR(read_field(m, "batch", s.meta.batch));
+    RETURN_IF_ERROR(read_field(m, "precision", s.meta.precision));
+    RETURN_IF_ERROR(read_field(m, "cost_model", s.meta.cost_model));
+    RETURN_IF_ERROR(read_field(m, "device", s.meta.device));
+    RETURN_IF_ERROR(read_field(m, "library_versions", s.meta.library_versions));
+    RETURN_IF_ERROR(read_field(m, "latency_ms", s.meta.latency_ms));
+    RETURN_IF_ERROR(read_field(m, "search_seconds", s.meta.search_seconds));
+    RETURN_IF_ERROR(read_field(m, "notes", s.meta.notes));
+    if (m.contains("launch_order")) {
+      StreamSchedule ss;
+      RETURN_ERROR_IF(!m["launch_order"].is_array() || !m.contains("stream_of") || !m["stream_of"].is_object(),
+                      ErrorCode::kInvalidSchedule, "stream schedule needs 'launch_order' (array) and 'stream_of' (object)");
+      for (const json& name : m["launch_order"]) {
+        ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, name, "launch_order"));
+        ss.launch_order.push_back(id);
+      }
+      ss.stream_of.assign(g.nodes.size(), -1);
+      for (auto it = m["stream_of"].begin(); it != m["stream_of"].end(); ++it) {
+        ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, json(it.key()), "stream_of"));
+        RETURN_ERROR_IF(!it.value().is_number_integer(), ErrorCode::kInvalidSchedule,
+                        "stream_of: stream of '" + it.key() + "' must be an integer");
+        ss.stream_of[size_t(id)] = it.value().get<int>();
+      }
+      s.streams = std::move(ss);
+      RETURN_IF_ERROR(validate(g, s));
+      return s;
+    }
+  }
+  RETURN_ERROR_IF(!j.contains("blocks") || !j["blocks"].is_array(), ErrorCode::kInvalidSchedule,
+                  "schedule file has no 'blocks' array");
+  for (size_t b = 0; b < j["blocks"].size(); ++b) {
+    const json& jb = j["blocks"][b];
+    const std::string where = "block " + std::to_string(b);
+    RETURN_ERROR_IF(!jb.contains("stages") || !jb["stages"].is_array(), ErrorCode::kInvalidSchedule,
+                    where + ": field 'stages' must be an array of stages");
+    BlockSchedule bs;
+    for (size_t si = 0; si < jb["stages"].size(); ++si) {
+      const json& js = jb["stages"][si];
+      const std::string swhere = where + " stage " + std::to_string(si);
+      RETURN_ERROR_IF(!js.is_array(), ErrorCode::kInvalidSchedule, swhere + ": a stage is an array of groups");
+      Stage st;
+      if (jb.contains("stage_kinds") && jb["stage_kinds"].is_array() && si < jb["stage_kinds"].size()) {
+        const json& k = jb["stage_kinds"][si];
+        RETURN_ERROR_IF(!k.is_string() || (k != "merge" && k != "parallel"), ErrorCode::kInvalidSchedule,
+                        swhere + ": stage kind must be 'merge' or 'parallel'");
+        st.kind = k == "merge" ? StageKind::kMerge : StageKind::kConcurrent;
+      }
+      for (const json& grp : js) {
+        RETURN_ERROR_IF(!grp.is_array(), ErrorCode::kInvalidSchedule, swhere + ": a group is an array of op names");
+        std::vector<ir::NodeId> ops;
+        for (const json& name : grp) {
+          ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, name, swhere));
+          ops.push_back(id);
+        }
+        st.groups.push_back(std::move(ops));
+      }
+      bs.stages.push_back(std::move(st));
+    }
+    s.blocks.push_back(std::move(bs));
+  }
+  RETURN_IF_ERROR(validate(g, s));
+  return s;
+}
+
+Status save_schedule(const ir::Graph& g, const Schedule& s, const std::string& path) {
+  return ir::write_text_file(path, schedule_to_json(g, s).dump(1) + "\n");
+}
+
+Expected<LoadedSchedule> load_schedule(const std::string& path) {
+  ASSIGN_OR_RETURN(json j, ir::read_json_file(path));
+  Expected<ir::Graph> g = ir::graph_from_json(j);
+  if (!g) return g.status().with_context(path);
+  Expected<Schedule> s = schedule_from_json(*g, j);
+  if (!s) return s.status().with_context(path);
+  return LoadedSchedule{std::move(*g), std::move(*s)};
+}
+
+Expected<Schedule> load_schedule_for(const ir::Graph& g, const std::string& path) {
+  ASSIGN_OR_RETURN(json j, ir::read_json_file(path));
+  Expected<Schedule> s = schedule_from_json(g, j);
+  if (!s) return s.status().with_context(path);
+  return s;
+}
+
+}  // namespace ios::sched
