@@ -1,0 +1,449 @@
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "ir/builder.h"
+#include "models/models.h"
+#include "scheduler/dp.h"
+#include "scheduler/merge.h"
+#include "scheduler/plan.h"
+#include "scheduler/policies.h"
+#include "test_graphs.h"
+
+namespace ios::sched {
+namespace {
+
+using ir::NodeId;
+
+// ---------- brute force ----------
+
+// A deterministic pseudo-random latency per (kind, op set): any function of the stage works, as
+// long as the DP and the brute force see the same one.
+double table_latency(const ir::Graph&, const Stage& st) {
+  auto ops = st.ops();
+  std::sort(ops.begin(), ops.end());
+  uint64_t h = st.kind == StageKind::kMerge ? 0x51ull : 0x7ull;
+  for (NodeId id : ops) h = (h ^ static_cast<uint64_t>(id)) * 0x100000001B3ull + 0x9E37ull;
+  h ^= h >> 29;
+  return 0.2 + static_cast<double>(h % 1000) / 1000.0 * static_cast<double>(ops.size());
+}
+
+// Exhaustive optimum over all staged schedules: every stage is a successor-closed subset of the ops
+// left (taken from the back), its weakly connected components are the groups (at most s of at most
+// r ops), or a legal merge of sinks.
+class BruteForce {
+ public:
+  BruteForce(const ir::Graph& g, std::vector<NodeId> ops, int r, int s, DpMode mode)
+      : g_(g), ops_(std::move(ops)), r_(r), s_(s), mode_(mode) {
+    n_ = static_cast<int>(ops_.size());
+    succ_.assign(size_t(n_), 0);
+    for (int i = 0; i < n_; ++i)
+      for (NodeId p : g.producers(ops_[size_t(i)]))
+        for (int j = 0; j < n_; ++j)
+          if (ops_[size_t(j)] == p) succ_[size_t(j)] |= 1u << i;
+  }
+
+  double best(uint32_t s) {
+    if (s == 0) return 0;
+    if (auto it = memo_.find(s); it != memo_.end()) return it->second;
+    double best = 1e300;
+    for (uint32_t t = s; t; t = (t - 1) & s) {
+      bool closed = true;
+      for (int i = 0; i < n_; ++i)
+        if ((t >> i & 1) && (succ_[size_t(i)] & s & ~t)) closed = false;
+      if (!closed) continue;
+      if (mode_ != DpMode::kMerge) {
+        auto comps = components(t);
+        bool ok = static_cast<int>(comps.size()) <= s_;
+        for (uint32_t c : comps) ok &= std::popcount(c) <= r_;
+        if (ok) best = std::min(best, this->best(s & ~t) + table_latency(g_, concurrent(comps)));
+      } else if (std::popcount(t) == 1) {
+        best = std::min(best, this->best(s & ~t) + table_latency(g_, concurrent({t})));
+      }
+      if (mode_ != DpMode::kParallel && std::popcount(t) >= 2) {
+        std::vector<NodeId> ids;
+        bool sinks = true;
+        for (int i = 0; i < n_; ++i)
+          if (t >> i & 1) {
+            ids.push_back(ops_[size_t(i)]);
+            sinks &= (succ_[size_t(i)] & s) == 0;
+          }
+        if (sinks && can_merge(g_, ids))
+          best = std::min(best, this->best(s & ~t) + table_latency(g_, Stage{StageKind::kMerge, {ids}}));
+      }
+    }
+    memo_[s] = best;
+    return best;
+  }
+
+ private:
+  std::vector<uint32_t> components(uint32_t t) const {
+    std::vector<uint32_t> out;
+    uint32_t left = t;
+    while (left) {
+      uint32_t comp = left & -left, grown = 0;
+      while (grown != comp) {
+        grown = comp;
+        for (int i = 0; i < n_; ++i)
+          if (comp >> i & 1) comp |= succ_[size_t(i)] & t;
+        for (int i = 0; i < n_; ++i)
+          if ((t >> i & 1) && (succ_[size_t(i)] & comp)) comp |= 1u << i;
+      }
+      out.push_back(comp);
+      left &= ~comp;
+    }
+    return out;
+  }
+  Stage concurrent(const std::vector<uint32_t>& comps) const {
+    Stage st;
+    for (uint32_t c : comps) {
+      std::vector<NodeId> grp;
+      for (int i = 0; i < n_; ++i)
+        if (c >> i & 1) grp.push_back(ops_[size_t(i)]);
+      st.groups.push_back(grp);
+    }
+    return st;
+  }
+
+  const ir::Graph& g_;
+  std::vector<NodeId> ops_;
+  int r_, s_, n_;
+  DpMode mode_;
+  std::vector<uint32_t> succ_;
+  std::map<uint32_t, double> memo_;
+};
+
+// Random DAG of 1x1 convs and sums; a third of the ops read exactly one value, so merges appear.
+ir::Graph random_dag(int ops, uint32_t seed) {
+  std::mt19937 rng(seed);
+  ir::GraphBuilder g("random", {4, 3, 3});
+  g.begin_block();
+  std::vector<ir::Value> values = {g.input()};
+  for (int i = 0; i < ops; ++i) {
+    const bool last = i == ops - 1;
+    if (last) {
+      // The exit sums every value nobody reads yet, so the block has one sink.
+      values.erase(values.begin());
+      g.end_block(g.identity(ir::add(values)));
+      break;
+    }
+    if (rng() % 3 == 0) {
+      const ir::Value src = values[rng() % values.size()];
+      const int k = 1 + 2 * int(rng() % 2);
+      values.push_back(g.conv(src, ir::Conv(4).kernel(k).pad(k / 2)));
+    } else {
+      std::vector<ir::Value> picks;
+      for (int k = 0; k < 1 + int(rng() % 2); ++k) picks.push_back(values[rng() % values.size()]);
+      values.push_back(g.conv(ir::add(picks), ir::Conv(4)));
+    }
+  }
+  auto built = g.build();
+  EXPECT_TRUE(built) << built.status().to_string();
+  return *built;
+}
+
+struct BruteCase {
+  int r, s;
+  DpMode mode;
+};
+
+class DpMatchesBruteForce : public ::testing::TestWithParam<BruteCase> {};
+
+TEST_P(DpMatchesBruteForce, OnRandomDagsUpToTenOps) {
+  const BruteCase c = GetParam();
+  for (uint32_t seed = 1; seed <= 25; ++seed) {
+    const int ops = 4 + int(seed % 7);  // 4..10
+    ir::Graph g = random_dag(ops, seed);
+    TableCostModel model(table_latency);
+    DpOptions options;
+    options.mode = c.mode;
+    options.r = c.r;
+    options.s = c.s;
+    DpStats stats;
+    auto bs = optimize_block(g, 0, options, model, stats);
+    ASSERT_TRUE(bs) << bs.status().to_string();
+    BruteForce brute(g, g.blocks[0].members(), c.r, c.s, c.mode);
+    const double optimum = brute.best((1u << g.blocks[0].members().size()) - 1);
+    EXPECT_NEAR(stats.latency_ms, optimum, 1e-9) << "seed " << seed << " ops " << ops;
+    Schedule s;
+    s.blocks.push_back(*bs);
+    EXPECT_TRUE(validate(g, s).is_ok()) << validate(g, s).to_string();
+    double summed = 0;
+    for (const Stage& st : bs->stages) summed += table_latency(g, st);
+    EXPECT_NEAR(summed, optimum, 1e-9) << "the returned schedule must cost what the DP says";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bounds, DpMatchesBruteForce,
+                         ::testing::Values(BruteCase{10, 10, DpMode::kBoth}, BruteCase{10, 10, DpMode::kParallel},
+                                           BruteCase{10, 10, DpMode::kMerge}, BruteCase{2, 2, DpMode::kBoth},
+                                           BruteCase{3, 8, DpMode::kParallel}, BruteCase{1, 3, DpMode::kBoth}));
+
+// ---------- IOS issue #10 ----------
+
+TEST(Endings, IncludeOverlappingRootsThatIosMissed) {
+  // input -> a, b -> concat(a, b): the ending {a, b, concat} has roots a and b whose descendant sets
+  // overlap in the concat. IOS's enumerator drops it; union-find merges them into one group.
+  ir::Graph g = testing::diamond();
+  DpOptions options;
+  options.mode = DpMode::kParallel;
+  auto endings = enumerate_endings(g, g.blocks[0].members(), g.blocks[0].members(), options);
+  bool found = false;
+  for (const Stage& st : endings) found |= st.ops().size() == 3;
+  EXPECT_TRUE(found);
+  options.r = 2;  // r is rechecked after merging: the 3-op group is then out of bounds
+  endings = enumerate_endings(g, g.blocks[0].members(), g.blocks[0].members(), options);
+  for (const Stage& st : endings) EXPECT_LT(st.ops().size(), 3u);
+}
+
+TEST(Endings, MergeOfInceptionEOneByThreeAndThreeByOne) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  const ir::Block& e = g->blocks[10];
+  // 1x3 and 3x1 read the same 1x1 conv: they merge into a 3x3.
+  std::vector<NodeId> pair = {e.inner[2], e.inner[3]};
+  ASSERT_TRUE(can_merge(*g, pair)) << merge_violation(*g, pair);
+  const ir::ConvAttrs m = merged_conv(*g, pair);
+  EXPECT_EQ(m.kh, 3);
+  EXPECT_EQ(m.kw, 3);
+  EXPECT_EQ(m.out_channels, 768);
+  EXPECT_FALSE(can_merge(*g, {e.inner[0], e.inner[2]}));  // different inputs
+}
+
+// ---------- policies on every model ----------
+
+class PolicyProperties : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PolicyProperties, EverySchedulesValidatesAndDpBeatsBaselines) {
+  auto g = models::build_model(GetParam());
+  ASSERT_TRUE(g);
+  AnalyticCostModel analytic;
+  StageCache model(analytic, "test");
+  std::map<Policy, double> latency;
+  for (Policy p : {Policy::kSequential, Policy::kGreedy, Policy::kDpMerge, Policy::kDpParallel, Policy::kDpBoth,
+                   Policy::kOpara}) {
+    OptimizeOptions options;
+    options.policy = p;
+    options.max_part_size = 50;
+    auto r = optimize(*g, options, model);
+    ASSERT_TRUE(r) << policy_flag_name(p) << ": " << r.status().to_string();
+    EXPECT_TRUE(validate(*g, r->schedule).is_ok());
+    auto plan = compile_plan(*g, r->schedule);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(plan->launches() >= 1, true);
+    latency[p] = r->schedule.meta.latency_ms;
+  }
+  EXPECT_LE(latency[Policy::kDpBoth], latency[Policy::kSequential] + 1e-9);
+  EXPECT_LE(latency[Policy::kDpBoth], latency[Policy::kGreedy] + 1e-9);
+  EXPECT_LE(latency[Policy::kDpParallel], latency[Policy::kGreedy] + 1e-9);
+  EXPECT_LE(latency[Policy::kDpMerge], latency[Policy::kSequential] + 1e-9);
+  EXPECT_LE(latency[Policy::kDpBoth], latency[Policy::kDpParallel] + 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, PolicyProperties,
+                         ::testing::Values("inception_v3", "squeezenet", "nasnet", "randwire", "googlenet"));
+
+TEST(Dp, InceptionSearchSizeMatchesIos) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  AnalyticCostModel model;
+  OptimizeOptions options;  // r=3, s=8, part size 100
+  auto r = optimize(*g, options, model);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->stats.states, 1206);  // IOS's count (ios.md §3); transitions differ: we dedupe endings
+}
+
+TEST(Dp, StageCacheCostsIdenticalCellsOnce) {
+  auto g = models::nasnet(6, 32);
+  ASSERT_TRUE(g);
+  AnalyticCostModel analytic;
+  StageCache cache(analytic, "test");
+  OptimizeOptions options;
+  auto r = optimize(*g, options, cache);
+  ASSERT_TRUE(r);
+  EXPECT_GT(cache.hits(), cache.misses());  // repeated normal cells reuse their stage latencies
+  const std::string path = ::testing::TempDir() + "/stages.json";
+  ASSERT_TRUE(cache.save(path).is_ok());
+  StageCache reloaded(analytic, "test");
+  ASSERT_TRUE(reloaded.load(path).is_ok());
+  EXPECT_EQ(reloaded.size(), cache.size());
+  StageCache other_key(analytic, "other-device");
+  ASSERT_TRUE(other_key.load(path).is_ok());
+  EXPECT_EQ(other_key.size(), 0u);
+}
+
+// ---------- Opara ----------
+
+// The worked example of the Opara paper's appendix (opara.md §2), node 1 being the input.
+ir::Graph opara_example() {
+  ir::GraphBuilder g("opara_example", {4, 4, 4});
+  g.begin_block();
+  std::map<int, ir::Value> v;
+  v[1] = g.input();
+  v[2] = g.relu(v[1]);
+  v[3] = g.relu(v[1]);
+  v[4] = g.relu(v[1]);
+  v[5] = g.relu(v[2]);
+  v[6] = g.relu(v[3]);
+  v[7] = g.relu(v[5]);
+  v[8] = g.identity(ir::add({v[6], v[4]}));
+  v[9] = g.relu(v[7]);
+  v[10] = g.relu(v[7]);
+  v[11] = g.relu(v[8]);
+  v[12] = g.relu(v[8]);
+  v[13] = g.identity(ir::add({v[9], v[10], v[11], v[12]}));
+  g.end_block(v[13]);
+  return *g.build();
+}
+
+TEST(Opara, WorkedExampleGivesFiveStreamsAndTheListedWaits) {
+  ir::Graph g = opara_example();
+  std::vector<NodeId> order;
+  for (NodeId id = 1; id <= 12; ++id) order.push_back(id);  // processed in order 1..13
+  auto stream = opara_streams(g, order);
+  auto paper = [](int node) { return static_cast<size_t>(node - 1); };  // paper node -> our id
+  std::set<int> distinct(stream.begin(), stream.end());
+  EXPECT_EQ(distinct.size(), 5u);
+  for (int n : {2, 5, 7, 9, 13}) EXPECT_EQ(stream[paper(n)], stream[paper(1)]) << n;
+  for (int n : {6, 8, 11}) EXPECT_EQ(stream[paper(n)], stream[paper(3)]) << n;
+  std::set<std::pair<int, int>> waits;
+  for (NodeId v = 1; v < 13; ++v)
+    for (NodeId u : g.producers(v))
+      if (stream[size_t(u)] != stream[size_t(v)]) waits.insert({u + 1, v + 1});
+  const std::set<std::pair<int, int>> expected = {{1, 3}, {1, 4}, {4, 8}, {7, 10}, {8, 12}, {10, 13}, {11, 13}, {12, 13}};
+  EXPECT_EQ(waits, expected);
+}
+
+TEST(Opara, GoogLeNetGets28Streams) {
+  auto g = models::googlenet();
+  ASSERT_TRUE(g);
+  StreamSchedule s = opara_schedule(*g, estimate_resource_profile(*g));
+  std::set<int> distinct(s.stream_of.begin(), s.stream_of.end());
+  EXPECT_EQ(distinct.size(), 28u);
+}
+
+TEST(Opara, LaunchOrderAlternatesListsAndPrefersLessSharedMemory) {
+  ir::GraphBuilder b("alt", {4, 4, 4});
+  b.begin_block();
+  ir::Value r1 = b.relu(b.input());
+  ir::Value c1 = b.conv(b.input(), ir::Conv(4));
+  ir::Value r2 = b.relu(b.input());
+  ir::Value c2 = b.conv(b.input(), ir::Conv(4));
+  b.end_block(b.identity(ir::cat({r1, c1, r2, c2})));
+  ir::Graph g = *b.build();
+  ResourceProfile p;
+  p.shared_memory_bytes = {{r1.node, 0}, {r2.node, 0}, {c1.node, 32768}, {c2.node, 16384}, {5, 0}};
+  auto order = opara_launch_order(g, p);
+  // After the input (compute list), parity picks memory, compute, memory, compute; c2 needs less
+  // shared memory than c1, so it goes first.
+  EXPECT_EQ(order, (std::vector<NodeId>{r1.node, c2.node, r2.node, c1.node, 5}));
+}
+
+// ---------- schedule files and validation ----------
+
+TEST(ScheduleFile, RoundTripsStagedAndStreamSchedules) {
+  ir::Graph g = testing::inception_block();
+  AnalyticCostModel model;
+  for (Policy p : {Policy::kDpBoth, Policy::kOpara}) {
+    OptimizeOptions options;
+    options.policy = p;
+    auto r = optimize(g, options, model);
+    ASSERT_TRUE(r);
+    const std::string path = ::testing::TempDir() + "/sched.json";
+    ASSERT_TRUE(save_schedule(g, r->schedule, path).is_ok());
+    auto back = load_schedule(path);
+    ASSERT_TRUE(back) << back.status().to_string();
+    EXPECT_EQ(back->schedule.blocks, r->schedule.blocks);
+    EXPECT_EQ(back->schedule.streams, r->schedule.streams);
+    EXPECT_EQ(back->schedule.meta.policy, policy_flag_name(p));
+  }
+}
+
+Status check_stages(const ir::Graph& g, const std::string& stages_json, const std::string& kinds = "") {
+  nlohmann::json j = schedule_to_json(g, sequential_schedule(g));
+  j["blocks"][0]["stages"] = nlohmann::json::parse(stages_json);
+  if (!kinds.empty()) j["blocks"][0]["stage_kinds"] = nlohmann::json::parse(kinds);
+  else j["blocks"][0].erase("stage_kinds");
+  return schedule_from_json(g, j).status();
+}
+
+void expect_rejected(const Status& s, const std::string& words) {
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find(words), std::string::npos) << s.message();
+}
+
+TEST(ScheduleValidation, RejectsEachBrokenRule) {
+  ir::Graph g = testing::fire_module();  // 1 squeeze, 2 e3, 3 e1, 4 concat, 5 bypass, 6 sum
+  EXPECT_TRUE(check_stages(g, R"([[["1"]], [["2"], ["3"], ["5"]], [["4"]], [["6"]]])").is_ok());
+  expect_rejected(check_stages(g, R"([[["1"]], [["2"], ["3"]], [["4"]], [["6"]]])"), "op '5' is never scheduled");
+  expect_rejected(check_stages(g, R"([[["1"]], [["2"], ["3"], ["5"]], [["4"], ["2"]], [["6"]]])"),
+                  "op '2' is scheduled more than once");
+  expect_rejected(check_stages(g, R"([[["2"]], [["1"], ["3"], ["5"]], [["4"]], [["6"]]])"),
+                  "op '2' runs before its producer op '1'");
+  expect_rejected(check_stages(g, R"([[["1"], ["2"]], [["3"], ["5"]], [["4"]], [["6"]]])"), "not independent");
+  expect_rejected(check_stages(g, R"([[["1"]], [["2", "5"]], [["3"]], [["4"]], [["6"]]])",
+                               R"(["parallel", "merge", "parallel", "parallel", "parallel"])"),
+                  "merge stage 1: op '5' does not read exactly the same single value");
+  expect_rejected(check_stages(g, R"([[["1"]], [["2"], ["3"], ["9"]], [["4"]], [["6"]]])"), "unknown op '9'");
+  EXPECT_TRUE(check_stages(g, R"([[["1", "5"]], [["2", "3"]], [["4"]], [["6"]]])", R"(["parallel", "merge", "parallel", "parallel"])")
+                  .is_ok());
+}
+
+TEST(ScheduleValidation, RejectsStreamScheduleOutOfOrder) {
+  ir::Graph g = testing::diamond();
+  Schedule s;
+  s.streams = StreamSchedule{{3, 1, 2}, {0, 0, 1, 0}};
+  expect_rejected(validate(g, s), "before its producer");
+}
+
+// ---------- plans ----------
+
+TEST(Plan, SequentialUsesOneStreamAndNoEvents) {
+  ir::Graph g = testing::inception_block();
+  auto plan = compile_plan(g, sequential_schedule(g));
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->streams, 1);
+  EXPECT_EQ(plan->events, 0);
+  EXPECT_EQ(plan->launches(), g.op_count());
+}
+
+TEST(Plan, ConcurrentStageForksAndJoinsThroughEvents) {
+  ir::Graph g = testing::diamond();
+  Schedule s;
+  s.blocks.push_back(BlockSchedule{{Stage{StageKind::kConcurrent, {{1}, {2}}}, Stage{StageKind::kConcurrent, {{3}}}}});
+  auto plan = compile_plan(g, s);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->streams, 2);
+  // record(0) wait(1) launch(0) launch(1) record(1) wait(0) launch(0)
+  std::vector<PlanStep::Kind> kinds;
+  for (const auto& step : plan->steps) kinds.push_back(step.kind);
+  using K = PlanStep::Kind;
+  EXPECT_EQ(kinds, (std::vector<K>{K::kRecord, K::kWait, K::kLaunch, K::kLaunch, K::kRecord, K::kWait, K::kLaunch}));
+  EXPECT_EQ(plan->steps.back().stream, 0);
+}
+
+TEST(Plan, OparaWaitsOnlyAcrossStreams) {
+  ir::Graph g = opara_example();
+  Schedule s;
+  s.streams = opara_schedule(g, estimate_resource_profile(g));
+  auto plan = compile_plan(g, s);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->streams, 5);
+  int waits = 0;
+  for (const auto& step : plan->steps) waits += step.kind == PlanStep::Kind::kWait;
+  EXPECT_GE(waits, 8);
+}
+
+TEST(Policies, UnknownPolicyNamesTheAcceptedOnes) {
+  auto p = parse_policy("fastest");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.status().message().find("dp_parallel_merge"), std::string::npos);
+  EXPECT_EQ(*parse_policy("ios-both"), Policy::kDpBoth);
+}
+
+}  // namespace
+}  // namespace ios::sched
