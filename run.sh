@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Quick start: install what is missing, build, and run the main job on Inception V3.
+# Quick start: install what is missing, build, and schedule Inception V3 with IOS.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install_deps.sh
 scripts/build.sh
 build/bin/ios models
-build/bin/ios show --model inception_v3
+build/bin/ios optimize --model inception_v3 --opt ios-both --out build/inception_v3.ios-both.json
+build/bin/ios validate --model inception_v3 --schedule build/inception_v3.ios-both.json
