@@ -9,7 +9,14 @@
 
 #include "ir/json_io.h"
 #include "models/models.h"
+#include "reference/reference_executor.h"
+#include "scheduler/plan.h"
 #include "scheduler/policies.h"
+#ifdef IOS_WITH_RUNTIME
+#include "runtime/device.h"
+#include "runtime/executor.h"
+#include "runtime/measured_cost_model.h"
+#endif
 
 namespace {
 
@@ -80,10 +87,35 @@ int cmd_show(const Graph& g, const std::string& dot_file) {
   return 0;
 }
 
+// `auto` picks the measured model where a GPU runtime and a GPU exist, else the analytic one.
+Expected<std::unique_ptr<ios::sched::CostModel>> make_cost_model(const Graph& g, std::string kind,
+                                                                 const std::string& precision) {
+#ifdef IOS_WITH_RUNTIME
+  if (kind == "auto") kind = ios::rt::gpu_available() ? "measured" : "analytic";
+  if (kind == "measured") {
+    if (Status s = ios::rt::require_gpu(); !s) return s.with_context("--cost-model measured");
+    auto p = ios::rt::parse_precision(precision);
+    if (!p) return p.status();
+    ios::rt::MeasuredCostModel::Params params;
+    params.precision = *p;
+    return std::unique_ptr<ios::sched::CostModel>(new ios::rt::MeasuredCostModel(g, params));
+  }
+#else
+  if (kind == "auto") kind = "analytic";
+  if (kind == "measured")
+    return ios::error(ios::ErrorCode::kUnavailable,
+                      "--cost-model measured needs the GPU runtime, which this build does not include");
+#endif
+  if (kind == "analytic") return std::unique_ptr<ios::sched::CostModel>(new ios::sched::AnalyticCostModel());
+  return ios::error(ios::ErrorCode::kInvalidArgument,
+                    "--cost-model must be analytic, measured or auto, got '" + kind + "'");
+}
+
 struct OptimizeArgs {
   GraphSource src;
   std::string policy = "dp_parallel_merge";
-  std::string cost_model = "analytic";
+  std::string cost_model = "auto";
+  std::string precision = "fp32";
   std::string out;
   std::string stage_cache;
   ios::sched::OptimizeOptions options;
@@ -99,7 +131,8 @@ struct OptimizeArgs {
     cmd->add_option("--max-part-size", options.max_part_size, "DP part size (IOS: 100; its experiments: 50)")
         ->check(CLI::Range(1, 128));
     cmd->add_option("--greedy-streams", options.greedy_max_streams, "greedy's stream cap")->check(CLI::PositiveNumber);
-    cmd->add_option("--cost-model", cost_model, "analytic | measured (needs the GPU runtime)");
+    cmd->add_option("--cost-model", cost_model, "auto (measured with a GPU, else analytic) | analytic | measured");
+    cmd->add_option("--precision", precision, "fp32 (strict) | tf32");
     cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
   }
@@ -119,14 +152,13 @@ int cmd_optimize(OptimizeArgs& a) {
   Expected<ios::sched::Policy> policy = ios::sched::parse_policy(a.policy);
   if (!policy) return fail(policy.status().with_context("--opt"));
   a.options.policy = *policy;
-  if (a.cost_model == "measured")
-    return fail(ios::error(ios::ErrorCode::kUnavailable,
-                           "--cost-model measured needs the GPU runtime, which this build does not include"));
-  if (a.cost_model != "analytic")
-    return fail(ios::error(ios::ErrorCode::kInvalidArgument,
-                           "--cost-model must be 'analytic' or 'measured', got '" + a.cost_model + "'"));
-  ios::sched::AnalyticCostModel analytic;
-  ios::sched::StageCache cache(analytic, "analytic|batch" + std::to_string(a.options.batch));
+  auto model = make_cost_model(*g, a.cost_model, a.precision);
+  if (!model) return fail(model.status());
+  std::string cache_key = (*model)->name() + "|" + a.precision;
+#ifdef IOS_WITH_RUNTIME
+  if (a.cost_model == "measured") cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();
+#endif
+  ios::sched::StageCache cache(**model, cache_key);
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
 
@@ -141,7 +173,14 @@ int cmd_optimize(OptimizeArgs& a) {
     };
   auto result = ios::sched::optimize(*g, a.options, cache);
   if (!result) return fail(result.status());
-  const auto& sched = result->schedule;
+  auto& sched = result->schedule;
+  sched.meta.precision = a.precision;
+#ifdef IOS_WITH_RUNTIME
+  if (cache.name() == "measured") {
+    sched.meta.device = ios::rt::device_description();
+    sched.meta.library_versions = ios::rt::library_versions();
+  }
+#endif
   std::printf("Model: %s | Optimization: %s | Batchsize: %d | Optimization cost: %.2f sec | Latency: %.2f ms\n",
               g->name.c_str(), display_name(a, *policy).c_str(), a.options.batch, sched.meta.search_seconds,
               sched.meta.latency_ms);
@@ -168,6 +207,82 @@ int cmd_validate(const GraphSource& src, const std::string& schedule_file) {
               s->is_stream_level() ? "stream-level" : "staged", s->meta.policy.c_str(), s->stage_count());
   return 0;
 }
+
+#ifdef IOS_WITH_RUNTIME
+struct RunArgs {
+  OptimizeArgs opt;
+  std::string schedule_file;
+  int warmup = 20, iters = 200;
+  bool check = false, no_graph = false;
+};
+
+int cmd_run(RunArgs& a) {
+  Expected<Graph> g = a.opt.src.load();
+  if (!g) return fail(g.status());
+  auto precision = ios::rt::parse_precision(a.opt.precision);
+  if (!precision) return fail(precision.status());
+  if (Status s = ios::rt::require_gpu(); !s) return fail(s);
+  ios::sched::Schedule schedule;
+  std::string label;
+  if (!a.schedule_file.empty()) {
+    auto s = ios::sched::load_schedule_for(*g, a.schedule_file);
+    if (!s) return fail(s.status());
+    schedule = *s;
+    label = schedule.meta.policy + " (from " + a.schedule_file + ")";
+    if (!schedule.meta.device.empty() && schedule.meta.device != ios::rt::device_description())
+      std::printf("Note: schedule was optimised on another device: %s\n", schedule.meta.device.c_str());
+  } else {
+    auto policy = ios::sched::parse_policy(a.opt.policy);
+    if (!policy) return fail(policy.status().with_context("--opt"));
+    a.opt.options.policy = *policy;
+    auto model = make_cost_model(*g, a.opt.cost_model, a.opt.precision);
+    if (!model) return fail(model.status());
+    auto r = ios::sched::optimize(*g, a.opt.options, **model);
+    if (!r) return fail(r.status());
+    schedule = r->schedule;
+    label = display_name(a.opt, *policy);
+  }
+  auto plan = ios::sched::compile_plan(*g, schedule);
+  if (!plan) return fail(plan.status());
+  const ios::ir::Weights weights = ios::ir::make_weights(*g);
+  ios::rt::ExecutorOptions options;
+  options.batch = a.opt.options.batch;
+  options.precision = *precision;
+  options.use_graph = !a.no_graph;
+  auto exec = ios::rt::Executor::create(*g, weights, *plan, options);
+  if (!exec) return fail(exec.status());
+  const auto input = ios::ir::make_input(g->input_shape(), options.batch, 1);
+  if (Status s = (*exec)->set_input(input); !s) return fail(s);
+  auto t = (*exec)->time(a.warmup, a.iters);
+  if (!t) return fail(t.status());
+  std::printf("Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Mode: %s | Latency: %.3f ms "
+              "(median of %d; min %.3f, p90 %.3f)\n",
+              g->name.c_str(), label.c_str(), options.batch, ios::rt::precision_name(*precision),
+              a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations, t->min_ms, t->p90_ms);
+  std::printf("Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB (no reuse) | Workspace: %.1f MiB | "
+              "Weights: %.1f MiB\n",
+              plan->streams, plan->launches(), plan->events, (*exec)->activation_bytes() / 1048576.0,
+              (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
+  std::printf("Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
+  if (a.check) {
+    if (Status s = (*exec)->poison_activations(); !s) return fail(s);
+    if (Status s = (*exec)->set_input(input); !s) return fail(s);
+    if (Status s = (*exec)->run(); !s) return fail(s);
+    auto gpu = (*exec)->output();
+    if (!gpu) return fail(gpu.status());
+    ios::reference::Tensor in(options.batch, g->input_shape());
+    in.data = input;
+    auto ref = ios::reference::run(*g, weights, in);
+    if (!ref) return fail(ref.status());
+    const double err = ios::reference::relative_l2_error(*gpu, ref->data);
+    const double tol = *precision == ios::rt::Precision::kFp32 ? 1e-4 : 5e-3;
+    std::printf("Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
+                err < tol ? "PASS" : "FAIL");
+    if (!(err < tol)) return 2;
+  }
+  return 0;
+}
+#endif
 
 }  // namespace
 
@@ -203,7 +318,21 @@ int main(int argc, char** argv) {
   std::string validate_file;
   val->add_option("--schedule", validate_file, "schedule file")->required();
 
+#ifdef IOS_WITH_RUNTIME
+  auto* run = app.add_subcommand("run", "execute a network on the GPU and time it");
+  RunArgs run_args;
+  run_args.opt.add_to(run);
+  run->add_option("--schedule", run_args.schedule_file, "run this schedule file instead of optimising");
+  run->add_option("--warmup", run_args.warmup, "warm-up runs")->check(CLI::NonNegativeNumber);
+  run->add_option("--iters", run_args.iters, "timed runs")->check(CLI::PositiveNumber);
+  run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
+  run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
+#endif
+
   CLI11_PARSE(app, argc, argv);
+#ifdef IOS_WITH_RUNTIME
+  if (app.got_subcommand("run")) return cmd_run(run_args);
+#endif
 
   if (app.got_subcommand("optimize")) return cmd_optimize(optimize_args);
   if (app.got_subcommand("validate")) return cmd_validate(validate_src, validate_file);

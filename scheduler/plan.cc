@@ -12,41 +12,43 @@ int ExecutionPlan::launches() const {
 
 namespace {
 
-void add(ExecutionPlan& p, PlanStep::Kind kind, int stream, int event, std::vector<ir::NodeId> ops = {}, int stage = -1) {
+void add(ExecutionPlan& p, PlanStep::Kind kind, int stream, int event, std::vector<ir::NodeId> ops = {},
+         int stage = -1) {
   p.steps.push_back(PlanStep{kind, stream, event, std::move(ops), stage});
 }
 
-ExecutionPlan compile_staged(const Schedule& s) {
+}  // namespace
+
+ExecutionPlan compile_stages(const std::vector<Stage>& stages) {
   ExecutionPlan p;
   std::set<int> active = {0};  // streams that did work since the last join
   int stage_index = 0;
-  for (const BlockSchedule& b : s.blocks)
-    for (const Stage& st : b.stages) {
-      const int width = static_cast<int>(st.groups.size());
-      // Join: every side stream that ran in the previous stage hands its work to stream 0...
-      for (int stream : active)
-        if (stream != 0) {
-          add(p, PlanStep::Kind::kRecord, stream, p.events);
-          add(p, PlanStep::Kind::kWait, 0, p.events++);
-        }
-      // ... and fork: side streams of this stage start after everything before it.
-      if (width > 1) {
-        const int fork = p.events++;
-        add(p, PlanStep::Kind::kRecord, 0, fork);
-        for (int j = 1; j < width; ++j) add(p, PlanStep::Kind::kWait, j, fork);
+  for (const Stage& st : stages) {
+    const int width = static_cast<int>(st.groups.size());
+    // Join: every side stream that ran in the previous stage hands its work to stream 0...
+    for (int stream : active)
+      if (stream != 0) {
+        add(p, PlanStep::Kind::kRecord, stream, p.events);
+        add(p, PlanStep::Kind::kWait, 0, p.events++);
       }
-      active.clear();
-      for (int j = 0; j < width; ++j) {
-        active.insert(j);
-        if (st.kind == StageKind::kMerge) {
-          add(p, PlanStep::Kind::kLaunch, j, -1, st.groups[size_t(j)], stage_index);
-        } else {
-          for (ir::NodeId id : st.groups[size_t(j)]) add(p, PlanStep::Kind::kLaunch, j, -1, {id}, stage_index);
-        }
-      }
-      p.streams = std::max(p.streams, width);
-      ++stage_index;
+    // ... and fork: side streams of this stage start after everything before it.
+    if (width > 1) {
+      const int fork = p.events++;
+      add(p, PlanStep::Kind::kRecord, 0, fork);
+      for (int j = 1; j < width; ++j) add(p, PlanStep::Kind::kWait, j, fork);
     }
+    active.clear();
+    for (int j = 0; j < width; ++j) {
+      active.insert(j);
+      if (st.kind == StageKind::kMerge) {
+        add(p, PlanStep::Kind::kLaunch, j, -1, st.groups[size_t(j)], stage_index);
+      } else {
+        for (ir::NodeId id : st.groups[size_t(j)]) add(p, PlanStep::Kind::kLaunch, j, -1, {id}, stage_index);
+      }
+    }
+    p.streams = std::max(p.streams, width);
+    ++stage_index;
+  }
   for (int stream : active)
     if (stream != 0) {
       add(p, PlanStep::Kind::kRecord, stream, p.events);
@@ -54,6 +56,8 @@ ExecutionPlan compile_staged(const Schedule& s) {
     }
   return p;
 }
+
+namespace {
 
 ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
   ExecutionPlan p;
@@ -74,7 +78,8 @@ ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
     if (forked.insert(stream).second) add(p, PlanStep::Kind::kWait, stream, fork);
     std::set<int> waited;
     for (ir::NodeId u : g.producers(v))
-      if (remap(ss.stream_of[size_t(u)]) != stream && event_of[size_t(u)] >= 0 && waited.insert(event_of[size_t(u)]).second)
+      if (remap(ss.stream_of[size_t(u)]) != stream && event_of[size_t(u)] >= 0 &&
+          waited.insert(event_of[size_t(u)]).second)
         add(p, PlanStep::Kind::kWait, stream, event_of[size_t(u)]);
     add(p, PlanStep::Kind::kLaunch, stream, -1, {v});
     used.insert(stream);
@@ -98,7 +103,10 @@ ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
 
 Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s) {
   RETURN_IF_ERROR(validate(g, s));
-  return s.is_stream_level() ? compile_streams(g, *s.streams) : compile_staged(s);
+  if (s.is_stream_level()) return compile_streams(g, *s.streams);
+  std::vector<Stage> stages;
+  for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
+  return compile_stages(stages);
 }
 
 }  // namespace ios::sched

@@ -25,6 +25,9 @@ struct ExecutionPlan {
   int launches() const;
 };
 
+// A staged plan of the given stages, in order (the measured cost model times single stages).
+ExecutionPlan compile_stages(const std::vector<Stage>& stages);
+
 // Stream 0 is the main stream: the plan starts and ends there.
 Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s);
 

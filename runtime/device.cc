@@ -1,0 +1,85 @@
+#include "runtime/device.h"
+
+#include <string>
+
+namespace ios::rt {
+
+Expected<Stream> make_stream() {
+  cudaStream_t s = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return Stream(s);
+}
+
+Expected<Event> make_event(bool timing) {
+  cudaEvent_t e = nullptr;
+  CHECK_CUDA(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  return Event(e);
+}
+
+Expected<DeviceMemory> device_alloc(size_t bytes) {
+  void* p = nullptr;
+  if (bytes == 0) return DeviceMemory();
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Status(e == cudaErrorMemoryAllocation ? ErrorCode::kOutOfMemory : ErrorCode::kRuntimeError,
+                  "cudaMalloc of " + std::to_string(bytes >> 20) + " MiB failed: " + cudaGetErrorString(e));
+  }
+  return DeviceMemory(p);
+}
+
+Expected<CudnnHandle> make_cudnn() {
+  cudnnHandle_t h = nullptr;
+  CHECK_CUDNN(cudnnCreate(&h));
+  return CudnnHandle(h);
+}
+
+Expected<CublasHandle> make_cublas() {
+  cublasHandle_t h = nullptr;
+  CHECK_CUBLAS(cublasCreate(&h));
+  return CublasHandle(h);
+}
+
+Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w) {
+  cudnnTensorDescriptor_t d = nullptr;
+  CHECK_CUDNN(cudnnCreateTensorDescriptor(&d));
+  TensorDesc owned(d);
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  return owned;
+}
+
+Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w) {
+  cudnnFilterDescriptor_t d = nullptr;
+  CHECK_CUDNN(cudnnCreateFilterDescriptor(&d));
+  FilterDesc owned(d);
+  CHECK_CUDNN(cudnnSetFilter4dDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, h, w));
+  return owned;
+}
+
+Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode) {
+  cudnnActivationDescriptor_t d = nullptr;
+  CHECK_CUDNN(cudnnCreateActivationDescriptor(&d));
+  ActDesc owned(d);
+  CHECK_CUDNN(cudnnSetActivationDescriptor(d, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  return owned;
+}
+
+bool gpu_available() {
+  int n = 0;
+  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+Status require_gpu() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return Status(ErrorCode::kUnavailable, std::string("no usable CUDA GPU (") +
+                                               (e == cudaSuccess ? "no device" : cudaGetErrorString(e)) + ")");
+  }
+  return Status::ok();
+}
+
+}  // namespace ios::rt

@@ -1,0 +1,75 @@
+// Move-only RAII owners of CUDA, cuDNN and cuBLAS objects. Creation returns Expected; destruction
+// never throws and ignores errors (the context may already be torn down).
+#pragma once
+
+#include <utility>
+
+#include "runtime/cuda_check.h"
+
+namespace ios::rt {
+
+template <typename Handle, typename Deleter>
+class Owned {
+ public:
+  Owned() = default;
+  explicit Owned(Handle h) : h_(h) {}
+  Owned(Owned&& o) noexcept : h_(std::exchange(o.h_, Handle{})) {}
+  Owned& operator=(Owned&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, Handle{});
+    }
+    return *this;
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { reset(); }
+  Handle get() const { return h_; }
+  operator Handle() const { return h_; }  // NOLINT: passes straight to the C APIs
+  void reset() {
+    if (h_) Deleter{}(h_);
+    h_ = Handle{};
+  }
+
+ private:
+  Handle h_{};
+};
+
+struct StreamDeleter { void operator()(cudaStream_t s) const { cudaStreamDestroy(s); } };
+struct EventDeleter { void operator()(cudaEvent_t e) const { cudaEventDestroy(e); } };
+struct GraphDeleter { void operator()(cudaGraph_t g) const { cudaGraphDestroy(g); } };
+struct GraphExecDeleter { void operator()(cudaGraphExec_t g) const { cudaGraphExecDestroy(g); } };
+struct DeviceMemDeleter { void operator()(void* p) const { cudaFree(p); } };
+struct CudnnDeleter { void operator()(cudnnHandle_t h) const { cudnnDestroy(h); } };
+struct CublasDeleter { void operator()(cublasHandle_t h) const { cublasDestroy(h); } };
+struct TensorDescDeleter { void operator()(cudnnTensorDescriptor_t d) const { cudnnDestroyTensorDescriptor(d); } };
+struct FilterDescDeleter { void operator()(cudnnFilterDescriptor_t d) const { cudnnDestroyFilterDescriptor(d); } };
+struct ConvDescDeleter { void operator()(cudnnConvolutionDescriptor_t d) const { cudnnDestroyConvolutionDescriptor(d); } };
+struct ActDescDeleter { void operator()(cudnnActivationDescriptor_t d) const { cudnnDestroyActivationDescriptor(d); } };
+
+using Stream = Owned<cudaStream_t, StreamDeleter>;
+using Event = Owned<cudaEvent_t, EventDeleter>;
+using CudaGraph = Owned<cudaGraph_t, GraphDeleter>;
+using CudaGraphExec = Owned<cudaGraphExec_t, GraphExecDeleter>;
+using DeviceMemory = Owned<void*, DeviceMemDeleter>;
+using CudnnHandle = Owned<cudnnHandle_t, CudnnDeleter>;
+using CublasHandle = Owned<cublasHandle_t, CublasDeleter>;
+using TensorDesc = Owned<cudnnTensorDescriptor_t, TensorDescDeleter>;
+using FilterDesc = Owned<cudnnFilterDescriptor_t, FilterDescDeleter>;
+using ConvDesc = Owned<cudnnConvolutionDescriptor_t, ConvDescDeleter>;
+using ActDesc = Owned<cudnnActivationDescriptor_t, ActDescDeleter>;
+
+Expected<Stream> make_stream();
+Expected<Event> make_event(bool timing = false);
+Expected<DeviceMemory> device_alloc(size_t bytes);
+Expected<CudnnHandle> make_cudnn();
+Expected<CublasHandle> make_cublas();
+Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w);
+Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w);
+Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode);
+
+// Fails with kUnavailable and a clear message when no CUDA device can be used.
+Status require_gpu();
+bool gpu_available();
+
+}  // namespace ios::rt

@@ -1,0 +1,67 @@
+// Executes an ExecutionPlan with cuDNN / cuBLAS on CUDA streams, eagerly or as one captured CUDA
+// graph. Weights come from ir::Weights (the CPU reference's), so outputs compare directly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/weights.h"
+#include "scheduler/plan.h"
+
+namespace ios::rt {
+
+enum class Precision { kFp32, kTf32 };
+Expected<Precision> parse_precision(const std::string& s);
+const char* precision_name(Precision p);
+
+struct ExecutorOptions {
+  int batch = 1;
+  Precision precision = Precision::kFp32;
+  size_t workspace_limit = size_t{256} << 20;  // per conv algorithm
+  bool use_graph = true;                       // capture the plan into a CUDA graph
+};
+
+struct Timing {
+  double median_ms = 0, min_ms = 0, p90_ms = 0, mean_ms = 0;
+  int iterations = 0;
+};
+
+class Executor {
+ public:
+  // Ops the plan launches get real buffers and weights; values the plan reads but does not produce
+  // (the graph input, or a stage's outside inputs when timing one stage) get zeroed input buffers.
+  static Expected<std::unique_ptr<Executor>> create(const ir::Graph& g, const ir::Weights& w,
+                                                    const sched::ExecutionPlan& plan, const ExecutorOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  Status set_input(const std::vector<float>& batch_nchw);
+  Status poison_activations();  // fills every activation with NaN so stale data cannot pass a check
+  Status run();                 // one inference, synchronised
+  Expected<std::vector<float>> read(ir::NodeId node) const;
+  Expected<std::vector<float>> output() const;
+
+  // Each iteration timed alone with events on the main stream, after `warmup` runs.
+  Expected<Timing> time(int warmup, int iterations);
+  // IOS-style: `number` back-to-back runs between two events, repeated `repeat` times; returns the
+  // median over repeats of the per-run mean.
+  Expected<double> time_batched(int warmup, int number, int repeat);
+
+  size_t activation_bytes() const;
+  size_t workspace_bytes() const;
+  size_t weight_bytes() const;
+
+  struct Impl;
+
+ private:
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string device_description();  // "NVIDIA H100 80GB HBM3, SM clock 1980 MHz, ..."
+std::string library_versions();    // "CUDA runtime 13.0, cuDNN 9.19.0, driver ..."
+
+}  // namespace ios::rt

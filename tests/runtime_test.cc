@@ -1,0 +1,147 @@
+// GPU runtime against the CPU reference: every network x every policy, batch 1 and 4, fp32 and
+// tf32, activations poisoned before each run. Skips itself where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/models.h"
+#include "reference/reference_executor.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
+#include "runtime/measured_cost_model.h"
+#include "scheduler/plan.h"
+#include "scheduler/policies.h"
+#include "test_graphs.h"
+
+namespace ios::rt {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
+
+struct Reference {
+  ir::Graph graph;
+  ir::Weights weights;
+  std::map<int, std::vector<float>> input, output;  // by batch
+};
+
+Reference& reference_for(const std::string& model) {
+  static std::map<std::string, Reference> cache;
+  auto it = cache.find(model);
+  if (it != cache.end()) return it->second;
+  Reference r;
+  r.graph = *models::build_model(model);
+  r.weights = ir::make_weights(r.graph);
+  for (int batch : {1, 4}) {
+    r.input[batch] = ir::make_input(r.graph.input_shape(), batch, 7);
+    reference::Tensor in(batch, r.graph.input_shape());
+    in.data = r.input[batch];
+    r.output[batch] = reference::run(r.graph, r.weights, in)->data;
+  }
+  return cache.emplace(model, std::move(r)).first->second;
+}
+
+struct Case {
+  std::string model;
+  sched::Policy policy;
+};
+
+class GpuMatchesReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuMatchesReference, Fp32AndTf32AtBatchOneAndFour) {
+  SKIP_WITHOUT_GPU();
+  const Case c = GetParam();
+  Reference& ref = reference_for(c.model);
+  sched::AnalyticCostModel model;
+  sched::OptimizeOptions options;
+  options.policy = c.policy;
+  options.max_part_size = 50;
+  auto r = sched::optimize(ref.graph, options, model);
+  ASSERT_TRUE(r) << r.status().to_string();
+  auto plan = sched::compile_plan(ref.graph, r->schedule);
+  ASSERT_TRUE(plan);
+  for (Precision precision : {Precision::kFp32, Precision::kTf32})
+    for (int batch : {1, 4}) {
+      ExecutorOptions eo;
+      eo.batch = batch;
+      eo.precision = precision;
+      auto exec = Executor::create(ref.graph, ref.weights, *plan, eo);
+      ASSERT_TRUE(exec) << exec.status().to_string();
+      ASSERT_TRUE((*exec)->poison_activations().is_ok());
+      ASSERT_TRUE((*exec)->set_input(ref.input[batch]).is_ok());
+      Status ran = (*exec)->run();
+      ASSERT_TRUE(ran.is_ok()) << ran.to_string();
+      auto out = (*exec)->output();
+      ASSERT_TRUE(out);
+      const double err = reference::relative_l2_error(*out, ref.output[batch]);
+      const double tol = precision == Precision::kFp32 ? 1e-4 : 5e-3;
+      EXPECT_LT(err, tol) << c.model << " " << sched::policy_flag_name(c.policy) << " batch " << batch << " "
+                          << precision_name(precision);
+      std::printf("[check] %-12s %-18s batch %d %s rel-L2 %.3e\n", c.model.c_str(),
+                  sched::policy_flag_name(c.policy).c_str(), batch, precision_name(precision), err);
+    }
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const char* m : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet"})
+    for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
+                            sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara})
+      cases.push_back({m, p});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNetworksAllPolicies, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return info.param.model + "_" + sched::policy_flag_name(info.param.policy); });
+
+TEST(GpuRuntime, EagerStreamsMatchGraphReplay) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block();
+  ir::Weights w = ir::make_weights(g);
+  auto plan = sched::compile_plan(g, sched::greedy_schedule(g, 10));
+  ASSERT_TRUE(plan);
+  std::vector<std::vector<float>> outs;
+  for (bool graph : {true, false}) {
+    ExecutorOptions eo;
+    eo.use_graph = graph;
+    auto exec = Executor::create(g, w, *plan, eo);
+    ASSERT_TRUE(exec) << exec.status().to_string();
+    ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
+    ASSERT_TRUE((*exec)->run().is_ok());
+    outs.push_back(*(*exec)->output());
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+}
+
+TEST(GpuRuntime, MeasuredCostModelTimesAStage) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel model(g, MeasuredCostModel::Params{});
+  auto ms = model.stage_latency_ms(g, sched::Stage{sched::StageKind::kConcurrent, {{1}, {2, 3}}}, 1);
+  ASSERT_TRUE(ms) << ms.status().to_string();
+  EXPECT_GT(*ms, 0.0);
+  EXPECT_LT(*ms, 10.0);
+}
+
+TEST(GpuRuntime, WrongInputSizeIsAClearError) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::diamond();
+  auto plan = sched::compile_plan(g, sched::sequential_schedule(g));
+  auto exec = Executor::create(g, ir::make_weights(g), *plan, ExecutorOptions{});
+  ASSERT_TRUE(exec);
+  Status s = (*exec)->set_input({1.f, 2.f});
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("expected"), std::string::npos);
+}
+
+TEST(GpuRuntime, NoGpuIsReportedNotCrashed) {
+  if (gpu_available()) GTEST_SKIP() << "a GPU is present";
+  ir::Graph g = testing::diamond();
+  auto plan = sched::compile_plan(g, sched::sequential_schedule(g));
+  auto exec = Executor::create(g, ir::make_weights(g), *plan, ExecutorOptions{});
+  ASSERT_FALSE(exec);
+  EXPECT_EQ(exec.status().code(), ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace ios::rt
