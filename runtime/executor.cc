@@ -1,7 +1,6 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -171,11 +170,12 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  // Reads an op's input into a buffer (or returns the producer's view when no copy is needed).
-  Status gather(const ir::Node& n, float* dst, cudaStream_t s) const {
-    const int hw = n.input_shape.h * n.input_shape.w;
+  // Sums each term's values and writes the terms side by side into dst (dst_channels channels);
+  // with `accumulate` the result is added to what dst holds.
+  Status gather_terms(const ir::Inputs& terms, int dst_channels, int hw, float* dst, cudaStream_t s,
+                      bool accumulate) const {
     int offset = 0;
-    for (const ir::Term& term : n.inputs) {
+    for (const ir::Term& term : terms) {
       const int count = term[0].channels();
       for (size_t first = 0; first < term.size(); first += kMaxGatherSources) {
         SliceRef refs[kMaxGatherSources];
@@ -185,12 +185,16 @@ struct Executor::Impl {
           const View& src = views[size_t(v.node)];
           refs[i] = SliceRef{src.base, src.channels, src.begin + v.begin};
         }
-        launch_gather(refs, k, dst, n.input_shape.c, offset, count, hw, opt.batch, first > 0, s);
+        launch_gather(refs, k, dst, dst_channels, offset, count, hw, opt.batch, accumulate || first > 0, s);
       }
       offset += count;
     }
     CHECK_CUDA(cudaGetLastError());
     return Status::ok();
+  }
+
+  Status gather(const ir::Node& n, float* dst, cudaStream_t s) const {
+    return gather_terms(n.inputs, n.input_shape.c, n.input_shape.h * n.input_shape.w, dst, s, false);
   }
 
   // A plain read: one term, one value, contiguous per sample (whole buffer, or batch 1).
@@ -254,27 +258,16 @@ struct Executor::Impl {
     const View& out = views[size_t(u.ops[0])];
     if (n.is<ir::IdentityAttrs>()) return gather(n, out.base, s);
     if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) {
-      const int hw = n.output_shape.h * n.output_shape.w;
+      const int c = n.output_shape.c, hw = n.output_shape.h * n.output_shape.w;
+      auto* scratch = static_cast<float*>(u.gathered.get());
       for (size_t t = 0; t < n.inputs.size(); ++t) {
-        ir::Node single = n;
-        single.inputs = {n.inputs[t]};
-        single.input_shape = n.output_shape;
-        float* dst = (t == 0 || e->op == ir::ElementOp::kAdd) ? out.base : static_cast<float*>(u.gathered.get());
-        if (t > 0 && e->op == ir::ElementOp::kAdd) {
-          // accumulate into the output
-          for (size_t first = 0; first < n.inputs[t].size(); first += kMaxGatherSources) {
-            SliceRef refs[kMaxGatherSources];
-            const int k = static_cast<int>(std::min(n.inputs[t].size() - first, size_t(kMaxGatherSources)));
-            for (int i = 0; i < k; ++i) {
-              const ir::Value& v = n.inputs[t][first + size_t(i)];
-              refs[i] = SliceRef{views[size_t(v.node)].base, views[size_t(v.node)].channels, views[size_t(v.node)].begin + v.begin};
-            }
-            launch_gather(refs, k, out.base, n.output_shape.c, 0, n.output_shape.c, hw, opt.batch, true, s);
-          }
-          continue;
+        const ir::Inputs term = {n.inputs[t]};
+        if (t == 0 || e->op == ir::ElementOp::kAdd) {
+          RETURN_IF_ERROR(gather_terms(term, c, hw, out.base, s, t > 0));
+        } else {
+          RETURN_IF_ERROR(gather_terms(term, c, hw, scratch, s, false));
+          launch_multiply(out.base, scratch, n.output_shape.numel() * opt.batch, s);
         }
-        RETURN_IF_ERROR(gather(single, dst, s));
-        if (t > 0) launch_multiply(out.base, dst, n.output_shape.numel() * opt.batch, s);
       }
       CHECK_CUDA(cudaGetLastError());
       return Status::ok();
