@@ -44,6 +44,7 @@ Reference& reference_for(const std::string& model) {
 struct Case {
   std::string model;
   sched::Policy policy;
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.model << "/" << sched::policy_flag_name(c.policy); }
 };
 
 class GpuMatchesReference : public ::testing::TestWithParam<Case> {};
