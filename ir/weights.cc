@@ -27,17 +27,28 @@ void fill(std::vector<float>& v, size_t n, uint64_t key, float bound) {
   for (size_t i = 0; i < n; ++i) v[i] = uniform(key, i, bound);
 }
 
-ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {
-  ParamTensor p;
+// (weight, bias) element counts of a step's parameters, and the weights' fan-in.
+struct ParamSizes {
+  size_t weight = 0, bias = 0, fan_in = 0;
+};
+ParamSizes param_sizes(const SubOp& step, const Shape& in) {
   if (const auto* c = std::get_if<ConvAttrs>(&step)) {
     const size_t fan_in = static_cast<size_t>(in.c / c->groups) * c->kh * c->kw;
-    fill(p.weight, fan_in * c->out_channels, key, std::sqrt(6.0f / static_cast<float>(fan_in)));
-    if (c->has_bias) fill(p.bias, c->out_channels, key ^ 0xB1A5ull, 0.05f);
-  } else if (const auto* l = std::get_if<LinearAttrs>(&step)) {
-    const auto fan_in = static_cast<size_t>(in.numel());
-    fill(p.weight, fan_in * l->out_features, key, std::sqrt(6.0f / static_cast<float>(fan_in)));
-    if (l->has_bias) fill(p.bias, l->out_features, key ^ 0xB1A5ull, 0.05f);
+    return {fan_in * c->out_channels, c->has_bias ? size_t(c->out_channels) : 0, fan_in};
   }
+  if (const auto* l = std::get_if<LinearAttrs>(&step)) {
+    const auto fan_in = static_cast<size_t>(in.numel());
+    return {fan_in * l->out_features, l->has_bias ? size_t(l->out_features) : 0, fan_in};
+  }
+  return {};
+}
+
+ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {
+  ParamTensor p;
+  const ParamSizes sizes = param_sizes(step, in);
+  if (sizes.weight == 0) return p;
+  fill(p.weight, sizes.weight, key, std::sqrt(6.0f / static_cast<float>(sizes.fan_in)));
+  if (sizes.bias) fill(p.bias, sizes.bias, key ^ 0xB1A5ull, 0.05f);
   return p;
 }
 
@@ -120,7 +131,6 @@ Expected<Weights> load_weights(const Graph& g, const std::string& path) {
   char magic[8];
   RETURN_ERROR_IF(!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0, ErrorCode::kInvalidArgument,
                   path + ": not a weights file (bad magic)");
-  const Weights expected = make_weights(g);  // gives the shapes to check against
   Weights w;
   uint64_t nodes = 0;
   RETURN_ERROR_IF(!get(in, w.seed) || !get(in, nodes), ErrorCode::kInvalidArgument, path + ": truncated header");
@@ -128,16 +138,17 @@ Expected<Weights> load_weights(const Graph& g, const std::string& path) {
                   path + ": holds " + std::to_string(nodes) + " nodes, graph has " + std::to_string(g.nodes.size()));
   w.per_node.resize(nodes);
   for (size_t id = 0; id < nodes; ++id) {
+    const auto node_steps = steps_of(g.nodes[id]);
     uint64_t steps = 0;
-    RETURN_ERROR_IF(!get(in, steps) || steps != expected.per_node[id].size(), ErrorCode::kInvalidArgument,
+    RETURN_ERROR_IF(!get(in, steps) || steps != std::max<size_t>(1, node_steps.size()), ErrorCode::kInvalidArgument,
                     path + ": node '" + g.nodes[id].name + "' has the wrong number of steps");
     w.per_node[id].resize(steps);
     for (size_t s = 0; s < steps; ++s) {
       auto& t = w.per_node[id][s];
-      const auto& e = expected.per_node[id][s];
-      for (auto [dst, ref] : {std::pair{&t.weight, &e.weight}, std::pair{&t.bias, &e.bias}}) {
+      const ParamSizes e = s < node_steps.size() ? param_sizes(node_steps[s].first, node_steps[s].second) : ParamSizes{};
+      for (auto [dst, expected_size] : {std::pair{&t.weight, e.weight}, std::pair{&t.bias, e.bias}}) {
         uint64_t n = 0;
-        RETURN_ERROR_IF(!get(in, n) || n != ref->size(), ErrorCode::kInvalidArgument,
+        RETURN_ERROR_IF(!get(in, n) || n != expected_size, ErrorCode::kInvalidArgument,
                         path + ": node '" + g.nodes[id].name + "' step " + std::to_string(s) +
                             " has a tensor of the wrong size");
         dst->resize(n);
