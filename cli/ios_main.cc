@@ -10,6 +10,7 @@
 #include "ir/json_io.h"
 #include "models/models.h"
 #include "reference/reference_executor.h"
+#include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
 #ifdef IOS_WITH_RUNTIME
@@ -188,6 +189,15 @@ int cmd_optimize(OptimizeArgs& a) {
               static_cast<long long>(result->stats.states), static_cast<long long>(result->stats.transitions),
               static_cast<long long>(result->stats.stages_costed), sched.stage_count(), cache.name().c_str(),
               cache.hits());
+  auto plan = ios::sched::compile_plan(*g, sched);
+  if (!plan) return fail(plan.status());
+  ios::sched::MemoryOptions memory_options;
+  memory_options.batch = a.options.batch;
+  auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
+  if (!memory) return fail(memory.status());
+  std::printf("Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs\n",
+              memory->arena_bytes / 1048576.0, memory->no_reuse_bytes / 1048576.0, memory->elided_concats,
+              memory->terms_in_place);
   for (const auto& note : sched.meta.notes) std::printf("Note: %s\n", note.c_str());
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
@@ -259,9 +269,10 @@ int cmd_run(RunArgs& a) {
               "(median of %d; min %.3f, p90 %.3f)\n",
               g->name.c_str(), label.c_str(), options.batch, ios::rt::precision_name(*precision),
               a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations, t->min_ms, t->p90_ms);
-  std::printf("Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB (no reuse) | Workspace: %.1f MiB | "
-              "Weights: %.1f MiB\n",
+  std::printf("Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
+              "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
               plan->streams, plan->launches(), plan->events, (*exec)->activation_bytes() / 1048576.0,
+              (*exec)->activation_bytes_no_reuse() / 1048576.0, (*exec)->memory_plan().elided_concats,
               (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
   std::printf("Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
   if (a.check) {

@@ -48,6 +48,14 @@ Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w) {
   return owned;
 }
 
+Expected<TensorDesc> make_strided_tensor_desc(int n, int c, int h, int w, int batch_stride) {
+  cudnnTensorDescriptor_t d = nullptr;
+  CHECK_CUDNN(cudnnCreateTensorDescriptor(&d));
+  TensorDesc owned(d);
+  CHECK_CUDNN(cudnnSetTensor4dDescriptorEx(d, CUDNN_DATA_FLOAT, n, c, h, w, batch_stride, h * w, w, 1));
+  return owned;
+}
+
 Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w) {
   cudnnFilterDescriptor_t d = nullptr;
   CHECK_CUDNN(cudnnCreateFilterDescriptor(&d));

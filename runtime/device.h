@@ -65,6 +65,8 @@ Expected<DeviceMemory> device_alloc(size_t bytes);
 Expected<CudnnHandle> make_cudnn();
 Expected<CublasHandle> make_cublas();
 Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w);
+// NCHW with a batch stride of `batch_stride` elements: a channel slice of a wider buffer.
+Expected<TensorDesc> make_strided_tensor_desc(int n, int c, int h, int w, int batch_stride);
 Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w);
 Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode);
 

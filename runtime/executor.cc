@@ -11,13 +11,6 @@
 
 namespace ios::rt {
 
-Expected<Precision> parse_precision(const std::string& s) {
-  if (s == "fp32") return Precision::kFp32;
-  if (s == "tf32") return Precision::kTf32;
-  return error(ErrorCode::kInvalidArgument, "--precision must be fp32 or tf32, got '" + s + "'");
-}
-const char* precision_name(Precision p) { return p == Precision::kFp32 ? "fp32" : "tf32"; }
-
 namespace {
 
 int act_code(ir::Act a) {
@@ -30,11 +23,14 @@ int act_code(ir::Act a) {
   return 0;
 }
 
-// Where an op's output lives: a channel range of a buffer (merged convolutions share one).
+// A channel slice of an NCHW buffer: samples `channels * hw` floats apart.
 struct View {
   float* base = nullptr;
   int channels = 0;  // channels of the buffer
   int begin = 0;
+  int hw = 0;
+  float* data() const { return base + size_t(begin) * size_t(hw); }
+  int batch_stride() const { return channels * hw; }
 };
 
 struct ConvPlan {
@@ -54,22 +50,20 @@ struct StepPlan {
   ir::SubOp op;
   ir::Shape in, out;
   DeviceMemory weight, bias;  // linear
-  float* dst = nullptr;       // step output
-  const float* src = nullptr;
+  View src, dst;
 };
 
 struct Unit {
   std::vector<ir::NodeId> ops;  // several when merged
-  bool gather_needed = false;
-  DeviceMemory gathered;        // input buffer when the input is not a plain view
+  bool elided = false;          // a concat its producers already wrote
+  View scratch;                 // gathered input, or a product's second operand
   std::vector<StepPlan> steps;  // conv/pool/act/linear steps (identity and element have none)
-  std::vector<DeviceMemory> temps;
 };
 
-std::string conv_key(const ConvPlan& c, int batch, Precision p) {
+std::string conv_key(const ConvPlan& c, int x_batch_stride, int y_batch_stride, int batch, Precision p) {
   std::ostringstream os;
   const auto& a = c.attrs;
-  os << batch << "|" << c.in.to_string() << "|" << a.out_channels << "|" << a.kh << "x" << a.kw << "|s" << a.sh << "x"
+  os << "n" << x_batch_stride << "/" << y_batch_stride << "|" << batch << "|" << c.in.to_string() << "|" << a.out_channels << "|" << a.kh << "x" << a.kw << "|s" << a.sh << "x"
      << a.sw << "|p" << a.ph << "x" << a.pw << "|d" << a.dh << "x" << a.dw << "|g" << a.groups << "|" << int(p);
   return os.str();
 }
@@ -91,29 +85,24 @@ struct Executor::Impl {
   const ir::Graph* g = nullptr;
   ExecutorOptions opt;
   sched::ExecutionPlan plan;
-  std::vector<Stream> streams;
-  std::vector<CudnnHandle> cudnn;
-  std::vector<CublasHandle> cublas;
-  std::vector<DeviceMemory> workspaces, cublas_workspaces;
-  size_t workspace_size = 0;
+  sched::MemoryPlan memory;
+  std::shared_ptr<Context> ctx;
+  std::vector<size_t> stream_workspace;  // per stream: the largest algorithm workspace it runs
+  std::vector<void*> workspaces;
   std::vector<Event> events;
-  std::vector<DeviceMemory> buffers;  // activations owned here
-  std::vector<size_t> buffer_bytes;
-  size_t activation_total = 0, weight_total = 0;
-  std::vector<View> views;            // per node
-  std::vector<Unit> units;            // per launch step, in plan order
+  DeviceMemory arena;
+  size_t weight_total = 0;
+  std::vector<View> views;  // per node
+  std::vector<Unit> units;  // per launch step, in plan order
   std::vector<int> unit_of_step;
   CudaGraph graph;
   CudaGraphExec graph_exec;
 
-  Expected<float*> alloc(size_t floats, bool is_weight = false) {
-    ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(floats * sizeof(float)));
-    (is_weight ? weight_total : activation_total) += floats * sizeof(float);
-    auto* p = static_cast<float*>(m.get());
-    if (!is_weight) CHECK_CUDA(cudaMemset(p, 0, floats * sizeof(float)));
-    buffers.push_back(std::move(m));
-    buffer_bytes.push_back(floats * sizeof(float));
-    return p;
+  cudaStream_t stream(int i) const { return ctx->stream(i); }
+
+  View buffer_view(int buffer, int channels, int begin, int hw) const {
+    auto* base = reinterpret_cast<float*>(static_cast<char*>(arena.get()) + memory.buffer_offset[size_t(buffer)]);
+    return View{base, channels, begin, hw};
   }
 
   Expected<DeviceMemory> upload(const std::vector<float>& host) {
@@ -123,11 +112,11 @@ struct Executor::Impl {
     return m;
   }
 
-  Status prepare_conv(ConvPlan& c, const float* x, float* y) {
+  Status prepare_conv(ConvPlan& c, const View& x, const View& y, int stream_index) {
     const int n = opt.batch;
     const auto& a = c.attrs;
-    ASSIGN_OR_RETURN(c.x_desc, make_tensor_desc(n, c.in.c, c.in.h, c.in.w));
-    ASSIGN_OR_RETURN(c.y_desc, make_tensor_desc(n, c.out.c, c.out.h, c.out.w));
+    ASSIGN_OR_RETURN(c.x_desc, make_strided_tensor_desc(n, c.in.c, c.in.h, c.in.w, x.batch_stride()));
+    ASSIGN_OR_RETURN(c.y_desc, make_strided_tensor_desc(n, c.out.c, c.out.h, c.out.w, y.batch_stride()));
     ASSIGN_OR_RETURN(c.bias_desc, make_tensor_desc(1, c.out.c, 1, 1));
     ASSIGN_OR_RETURN(c.w_desc, make_filter_desc(a.out_channels, c.in.c / a.groups, a.kh, a.kw));
     ASSIGN_OR_RETURN(c.act_desc, make_act_desc(CUDNN_ACTIVATION_RELU));
@@ -140,17 +129,17 @@ struct Executor::Impl {
     const cudnnMathType_t math =
         opt.precision == Precision::kFp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     CHECK_CUDNN(cudnnSetConvolutionMathType(cd, math));
-    const std::string key = conv_key(c, opt.batch, opt.precision);
+    const std::string key = conv_key(c, x.batch_stride(), y.batch_stride(), opt.batch, opt.precision);
     std::lock_guard<std::mutex> lock(algo_mutex);
     auto it = algo_cache().find(key);
     if (it == algo_cache().end()) {
-      ASSIGN_OR_RETURN(float* ws_probe, probe_buffer());
-      const size_t ws_probe_size = opt.workspace_limit;
+      RETURN_IF_ERROR(warm_up_once());
+      ASSIGN_OR_RETURN(void* ws_probe, ctx->workspace(0, opt.workspace_limit));
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int found = 0;
-      CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(cudnn[0], c.x_desc, x, c.w_desc, c.weight.get(), cd, c.y_desc,
-                                                         y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, ws_probe,
-                                                         ws_probe_size));
+      CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(ctx->cudnn(0), c.x_desc, x.data(), c.w_desc, c.weight.get(),
+                                                         cd, c.y_desc, y.data(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                         &found, perf, ws_probe, opt.workspace_limit));
       int pick = -1;
       for (int i = 0; i < found; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > opt.workspace_limit) continue;
@@ -166,17 +155,32 @@ struct Executor::Impl {
     c.algo = it->second.algo;
     c.workspace = it->second.workspace;
     if (opt.precision == Precision::kTf32) CHECK_CUDNN(cudnnSetConvolutionMathType(cd, it->second.math));
-    workspace_size = std::max(workspace_size, c.workspace);
+    stream_workspace[size_t(stream_index)] = std::max(stream_workspace[size_t(stream_index)], c.workspace);
     return Status::ok();
   }
 
-  // Sums each term's values and writes the terms side by side into dst (dst_channels channels);
-  // with `accumulate` the result is added to what dst holds.
-  Status gather_terms(const ir::Inputs& terms, int dst_channels, int hw, float* dst, cudaStream_t s,
-                      bool accumulate) const {
+  // cuDNN's find times candidates once each: with the GPU at idle clocks its choice is noise.
+  Status warm_up_once() {
+    static bool warmed = false;
+    if (warmed) return Status::ok();
+    launch_spin(300.0, stream(0));
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaStreamSynchronize(stream(0)));
+    warmed = true;
+    return Status::ok();
+  }
+
+  // Sums each term's values and writes the terms side by side into `dst`; with `accumulate` the
+  // result is added to what dst holds.
+  Status gather_terms(const ir::Inputs& terms, const View& dst, cudaStream_t s, bool accumulate) const {
     int offset = 0;
     for (const ir::Term& term : terms) {
       const int count = term[0].channels();
+      const View& only = views[size_t(term[0].node)];
+      if (term.size() == 1 && !accumulate && only.base == dst.base && only.begin + term[0].begin == dst.begin + offset) {
+        offset += count;  // its producer wrote it in place (memory plan)
+        continue;
+      }
       for (size_t first = 0; first < term.size(); first += kMaxGatherSources) {
         SliceRef refs[kMaxGatherSources];
         const int k = static_cast<int>(std::min(term.size() - first, size_t(kMaxGatherSources)));
@@ -185,7 +189,8 @@ struct Executor::Impl {
           const View& src = views[size_t(v.node)];
           refs[i] = SliceRef{src.base, src.channels, src.begin + v.begin};
         }
-        launch_gather(refs, k, dst, dst_channels, offset, count, hw, opt.batch, accumulate || first > 0, s);
+        launch_gather(refs, k, dst.base, dst.channels, dst.begin + offset, count, dst.hw, opt.batch,
+                      accumulate || first > 0, s);
       }
       offset += count;
     }
@@ -193,154 +198,133 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  Status gather(const ir::Node& n, float* dst, cudaStream_t s) const {
-    return gather_terms(n.inputs, n.input_shape.c, n.input_shape.h * n.input_shape.w, dst, s, false);
-  }
-
-  // A plain read: one term, one value, contiguous per sample (whole buffer, or batch 1).
-  std::optional<const float*> direct_input(const ir::Node& n) const {
-    if (n.inputs.size() != 1 || n.inputs[0].size() != 1) return std::nullopt;
+  // The single value an op reads in place, as a view of its producer's buffer.
+  View input_view(const ir::Node& n) const {
     const ir::Value& v = n.inputs[0][0];
-    const View& src = views[size_t(v.node)];
-    const ir::Shape& s = g->node(v.node).output_shape;
-    const bool whole = src.begin + v.begin == 0 && v.channels() == src.channels;
-    if (!whole && opt.batch != 1) return std::nullopt;
-    return src.base + static_cast<size_t>(src.begin + v.begin) * s.h * s.w;
+    View src = views[size_t(v.node)];
+    src.begin += v.begin;
+    return src;
   }
 
-  Status run_conv(const ConvPlan& c, const float* x, float* y, int stream) {
-    cudnnHandle_t h = cudnn[size_t(stream)];
-    void* ws = workspaces[size_t(stream)].get();
+  Status run_conv(const ConvPlan& c, const View& x, const View& y, int stream_index) {
+    cudnnHandle_t h = ctx->cudnn(stream_index);
+    void* ws = workspaces[size_t(stream_index)];
     const float one = 1.f, zero = 0.f;
     if (c.attrs.activation == ir::Act::kRelu && c.attrs.has_bias) {
-      CHECK_CUDNN(cudnnConvolutionBiasActivationForward(h, &one, c.x_desc, x, c.w_desc, c.weight.get(), c.conv_desc,
-                                                        c.algo, ws, c.workspace, &zero, c.y_desc, y, c.bias_desc,
-                                                        c.bias.get(), c.act_desc, c.y_desc, y));
+      CHECK_CUDNN(cudnnConvolutionBiasActivationForward(h, &one, c.x_desc, x.data(), c.w_desc, c.weight.get(),
+                                                        c.conv_desc, c.algo, ws, c.workspace, &zero, c.y_desc,
+                                                        y.data(), c.bias_desc, c.bias.get(), c.act_desc, c.y_desc,
+                                                        y.data()));
       return Status::ok();
     }
-    CHECK_CUDNN(cudnnConvolutionForward(h, &one, c.x_desc, x, c.w_desc, c.weight.get(), c.conv_desc, c.algo, ws,
-                                        c.workspace, &zero, c.y_desc, y));
+    CHECK_CUDNN(cudnnConvolutionForward(h, &one, c.x_desc, x.data(), c.w_desc, c.weight.get(), c.conv_desc, c.algo, ws,
+                                        c.workspace, &zero, c.y_desc, y.data()));
     if (c.attrs.has_bias || c.attrs.activation != ir::Act::kNone) {
-      launch_bias_act(y, static_cast<const float*>(c.bias.get()), c.out.c, c.out.h * c.out.w, opt.batch,
-                      act_code(c.attrs.activation), streams[size_t(stream)]);
+      launch_bias_act(y.data(), static_cast<const float*>(c.bias.get()), c.out.c, c.out.h * c.out.w, opt.batch,
+                      y.batch_stride(), act_code(c.attrs.activation), stream(stream_index));
       CHECK_CUDA(cudaGetLastError());
     }
     return Status::ok();
   }
 
-  Status run_step(const StepPlan& st, int stream) {
-    cudaStream_t s = streams[size_t(stream)];
-    if (st.conv) return run_conv(*st.conv, st.src, st.dst, stream);
+  Status run_step(const StepPlan& st, int stream_index) {
+    cudaStream_t s = stream(stream_index);
+    if (st.conv) return run_conv(*st.conv, st.src, st.dst, stream_index);
     if (const auto* p = std::get_if<ir::PoolAttrs>(&st.op)) {
-      PoolParams pp{p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->kind == ir::PoolKind::kMax || p->kind == ir::PoolKind::kGlobalMax};
-      if (p->is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, pp.is_max};
-      launch_pool(st.src, st.dst, opt.batch, st.in.c, st.in.h, st.in.w, st.out.h, st.out.w, pp, s);
+      const bool is_max = p->kind == ir::PoolKind::kMax || p->kind == ir::PoolKind::kGlobalMax;
+      PoolParams pp{p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, is_max};
+      if (p->is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
+      launch_pool(st.src.data(), st.src.batch_stride(), st.dst.data(), st.dst.batch_stride(), opt.batch, st.in.c,
+                  st.in.h, st.in.w, st.out.h, st.out.w, pp, s);
     } else if (const auto* a = std::get_if<ir::ActivationAttrs>(&st.op)) {
-      if (st.dst != st.src)
-        CHECK_CUDA(cudaMemcpyAsync(st.dst, st.src, sizeof(float) * size_t(st.in.numel()) * size_t(opt.batch),
-                                   cudaMemcpyDeviceToDevice, s));
-      launch_bias_act(st.dst, nullptr, st.out.c, st.out.h * st.out.w, opt.batch, act_code(a->activation), s);
+      if (st.dst.data() != st.src.data()) {
+        const SliceRef src{st.src.base, st.src.channels, st.src.begin};
+        launch_gather(&src, 1, st.dst.base, st.dst.channels, st.dst.begin, st.in.c, st.dst.hw, opt.batch, false, s);
+      }
+      launch_bias_act(st.dst.data(), nullptr, st.out.c, st.out.h * st.out.w, opt.batch, st.dst.batch_stride(),
+                      act_code(a->activation), s);
     } else if (const auto* l = std::get_if<ir::LinearAttrs>(&st.op)) {
       const float one = 1.f, zero = 0.f;
       const int in = static_cast<int>(st.in.numel());
-      CHECK_CUBLAS(cublasSgemm(cublas[size_t(stream)], CUBLAS_OP_T, CUBLAS_OP_N, l->out_features, opt.batch, in, &one,
-                               static_cast<const float*>(st.weight.get()), in, st.src, in, &zero, st.dst, l->out_features));
-      launch_bias_act(st.dst, static_cast<const float*>(st.bias.get()), l->out_features, 1, opt.batch,
-                      act_code(l->activation), s);
+      CHECK_CUBLAS(cublasSgemm(ctx->cublas(stream_index), CUBLAS_OP_T, CUBLAS_OP_N, l->out_features, opt.batch, in,
+                               &one, static_cast<const float*>(st.weight.get()), in, st.src.data(), in, &zero,
+                               st.dst.data(), l->out_features));
+      launch_bias_act(st.dst.data(), static_cast<const float*>(st.bias.get()), l->out_features, 1, opt.batch,
+                      l->out_features, act_code(l->activation), s);
     }
     CHECK_CUDA(cudaGetLastError());
     return Status::ok();
   }
 
-  Status run_unit(Unit& u, int stream) {
-    cudaStream_t s = streams[size_t(stream)];
+  Status run_unit(const Unit& u, int stream_index) {
+    if (u.elided) return Status::ok();
+    cudaStream_t s = stream(stream_index);
     const ir::Node& n = g->node(u.ops[0]);
     const View& out = views[size_t(u.ops[0])];
-    if (n.is<ir::IdentityAttrs>()) return gather(n, out.base, s);
+    if (n.is<ir::IdentityAttrs>()) return gather_terms(n.inputs, out, s, false);
     if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) {
-      const int c = n.output_shape.c, hw = n.output_shape.h * n.output_shape.w;
-      auto* scratch = static_cast<float*>(u.gathered.get());
       for (size_t t = 0; t < n.inputs.size(); ++t) {
         const ir::Inputs term = {n.inputs[t]};
         if (t == 0 || e->op == ir::ElementOp::kAdd) {
-          RETURN_IF_ERROR(gather_terms(term, c, hw, out.base, s, t > 0));
-        } else {
-          RETURN_IF_ERROR(gather_terms(term, c, hw, scratch, s, false));
-          launch_multiply(out.base, scratch, n.output_shape.numel() * opt.batch, s);
+          RETURN_IF_ERROR(gather_terms(term, out, s, t > 0));
+        } else {  // products are never placed in slices (memory plan), so out is contiguous
+          RETURN_IF_ERROR(gather_terms(term, u.scratch, s, false));
+          launch_multiply(out.data(), u.scratch.data(), n.output_shape.numel() * opt.batch, s);
         }
       }
       CHECK_CUDA(cudaGetLastError());
       return Status::ok();
     }
-    if (u.gather_needed) RETURN_IF_ERROR(gather(n, static_cast<float*>(u.gathered.get()), s));
-    for (const StepPlan& st : u.steps) RETURN_IF_ERROR(run_step(st, stream));
+    if (u.scratch.base) RETURN_IF_ERROR(gather_terms(n.inputs, u.scratch, s, false));
+    for (const StepPlan& st : u.steps) RETURN_IF_ERROR(run_step(st, stream_index));
     return Status::ok();
   }
 
   Status issue_plan() {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const sched::PlanStep& st = plan.steps[i];
-      cudaStream_t s = streams[size_t(st.stream)];
+      cudaStream_t s = stream(st.stream);
       switch (st.kind) {
         case sched::PlanStep::Kind::kRecord: CHECK_CUDA(cudaEventRecord(events[size_t(st.event)], s)); break;
         case sched::PlanStep::Kind::kWait: CHECK_CUDA(cudaStreamWaitEvent(s, events[size_t(st.event)], 0)); break;
-        case sched::PlanStep::Kind::kLaunch:
-          RETURN_IF_ERROR(run_unit(units[size_t(unit_of_step[i])], st.stream));
+        case sched::PlanStep::Kind::kLaunch: {
+          if (opt.observer) opt.observer->begin_step(int(i));
+          const Status ran = run_unit(units[size_t(unit_of_step[i])], st.stream);
+          if (opt.observer) opt.observer->end_step();
+          RETURN_IF_ERROR(ran);
           break;
+        }
       }
     }
     return Status::ok();
   }
 
   Status build(const ir::Weights& w) {
-    const int nstreams = plan.streams;
-    for (int i = 0; i < nstreams; ++i) {
-      ASSIGN_OR_RETURN(Stream s, make_stream());
-      ASSIGN_OR_RETURN(CudnnHandle h, make_cudnn());
-      CHECK_CUDNN(cudnnSetStream(h, s));
-      ASSIGN_OR_RETURN(CublasHandle b, make_cublas());
-      CHECK_CUBLAS(cublasSetStream(b, s));
-      CHECK_CUBLAS(cublasSetMathMode(b, opt.precision == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
-      ASSIGN_OR_RETURN(DeviceMemory cw, device_alloc(size_t{4} << 20));
-      CHECK_CUBLAS(cublasSetWorkspace(b, cw.get(), size_t{4} << 20));
-      streams.push_back(std::move(s));
-      cudnn.push_back(std::move(h));
-      cublas.push_back(std::move(b));
-      cublas_workspaces.push_back(std::move(cw));
+    if (opt.context) {
+      RETURN_ERROR_IF(opt.context->precision() != opt.precision, ErrorCode::kInvalidArgument,
+                      "the shared context was made for another precision");
+      ctx = opt.context;
+    } else {
+      ASSIGN_OR_RETURN(ctx, Context::create(opt.precision));
     }
+    RETURN_IF_ERROR(ctx->ensure_streams(plan.streams));
+    stream_workspace.assign(size_t(plan.streams), 0);
     for (int i = 0; i < plan.events; ++i) {
       ASSIGN_OR_RETURN(Event e, make_event());
       events.push_back(std::move(e));
     }
-    // Output buffers: every launched unit owns one; values read from elsewhere get zeroed buffers.
+    sched::MemoryOptions mo;
+    mo.batch = opt.batch;
+    mo.reuse = opt.reuse_memory;
+    mo.keep_all = opt.keep_all;
+    ASSIGN_OR_RETURN(memory, sched::plan_memory(*g, plan, mo));
+    ASSIGN_OR_RETURN(arena, device_alloc(std::max<size_t>(memory.arena_bytes, 256)));
+    CHECK_CUDA(cudaMemset(arena.get(), 0, std::max<size_t>(memory.arena_bytes, 256)));
     views.assign(g->nodes.size(), View{});
-    std::vector<bool> launched(g->nodes.size(), false);
-    for (const auto& st : plan.steps)
-      if (st.kind == sched::PlanStep::Kind::kLaunch) {
-        int channels = 0;
-        for (ir::NodeId id : st.ops) channels += g->node(id).output_shape.c;
-        const ir::Shape& s0 = g->node(st.ops[0]).output_shape;
-        ASSIGN_OR_RETURN(float* base, alloc(size_t(channels) * s0.h * s0.w * size_t(opt.batch)));
-        int begin = 0;
-        for (ir::NodeId id : st.ops) {
-          views[size_t(id)] = View{base, channels, begin};
-          begin += g->node(id).output_shape.c;
-          launched[size_t(id)] = true;
-        }
-      }
-    for (const auto& st : plan.steps)
-      if (st.kind == sched::PlanStep::Kind::kLaunch)
-        for (ir::NodeId id : st.ops)
-          for (ir::NodeId p : g->producers(id))
-            if (!launched[size_t(p)] && !views[size_t(p)].base) {
-              const ir::Shape& s = g->node(p).output_shape;
-              ASSIGN_OR_RETURN(float* base, alloc(size_t(s.numel()) * size_t(opt.batch)));
-              views[size_t(p)] = View{base, s.c, 0};
-            }
-    // The graph input always has a buffer, so set_input works for whole-graph plans.
-    if (!views[0].base) {
-      ASSIGN_OR_RETURN(float* base, alloc(size_t(g->input_shape().numel()) * size_t(opt.batch)));
-      views[0] = View{base, g->input_shape().c, 0};
+    for (size_t id = 0; id < g->nodes.size(); ++id) {
+      const sched::Placement& p = memory.placement[id];
+      const ir::Shape& s = g->nodes[id].output_shape;
+      if (p.placed()) views[id] = buffer_view(p.buffer, p.channels, p.begin, s.h * s.w);
     }
     unit_of_step.assign(plan.steps.size(), -1);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -349,19 +333,19 @@ struct Executor::Impl {
       unit_of_step[i] = static_cast<int>(units.size());
       Unit u;
       u.ops = st.ops;
-      RETURN_IF_ERROR(build_unit(u, w));
+      RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
       units.push_back(std::move(u));
     }
-    for (int i = 0; i < nstreams; ++i) {
-      ASSIGN_OR_RETURN(DeviceMemory ws, device_alloc(std::max<size_t>(workspace_size, 256)));
-      workspaces.push_back(std::move(ws));
+    for (int i = 0; i < plan.streams; ++i) {
+      ASSIGN_OR_RETURN(void* ws, ctx->workspace(i, std::max<size_t>(stream_workspace[size_t(i)], 256)));
+      workspaces.push_back(ws);
     }
     CHECK_CUDA(cudaDeviceSynchronize());
     if (opt.use_graph) {
       cudaGraph_t cg = nullptr;
-      CHECK_CUDA(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal));
+      CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
       Status issued = issue_plan();
-      const cudaError_t end = cudaStreamEndCapture(streams[0], &cg);
+      const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
       RETURN_IF_ERROR(issued);
       CHECK_CUDA(end);
       graph = CudaGraph(cg);
@@ -372,33 +356,16 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  // Scratch for cudnnFind, allocated on the first convolution the algorithm cache does not know.
-  DeviceMemory probe;
-  Expected<float*> probe_buffer() {
-    if (!probe.get()) {
-      ASSIGN_OR_RETURN(probe, device_alloc(opt.workspace_limit));
-    }
-    return static_cast<float*>(probe.get());
-  }
-
-  Status build_unit(Unit& u, const ir::Weights& w) {
+  Status build_unit(Unit& u, const sched::LaunchMemory& lm, int stream_index, const ir::Weights& w) {
     const ir::Node& n = g->node(u.ops[0]);
     const View out = views[size_t(u.ops[0])];
-    if (n.is<ir::IdentityAttrs>()) return Status::ok();
-    if (n.is<ir::ElementAttrs>()) {
-      ASSIGN_OR_RETURN(u.gathered, device_alloc(sizeof(float) * size_t(n.output_shape.numel()) * size_t(opt.batch)));
-      activation_total += sizeof(float) * size_t(n.output_shape.numel()) * size_t(opt.batch);
-      return Status::ok();
+    u.elided = lm.elided;
+    if (lm.input_scratch >= 0) {
+      const ir::Shape& s = n.is<ir::ElementAttrs>() ? n.output_shape : n.input_shape;
+      u.scratch = buffer_view(lm.input_scratch, s.c, 0, s.h * s.w);
     }
-    const float* src = nullptr;
-    if (auto direct = direct_input(n)) {
-      src = *direct;
-    } else {
-      u.gather_needed = true;
-      ASSIGN_OR_RETURN(u.gathered, device_alloc(sizeof(float) * size_t(n.input_shape.numel()) * size_t(opt.batch)));
-      activation_total += sizeof(float) * size_t(n.input_shape.numel()) * size_t(opt.batch);
-      src = static_cast<const float*>(u.gathered.get());
-    }
+    if (n.is<ir::IdentityAttrs>() || n.is<ir::ElementAttrs>()) return Status::ok();
+    View src = u.scratch.base ? u.scratch : input_view(n);
     std::vector<ir::SubOp> ops;
     std::vector<ir::Shape> shapes;
     if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op)) {
@@ -425,14 +392,9 @@ struct Executor::Impl {
       st.in = in;
       st.out = shapes[i];
       st.src = src;
-      if (i + 1 == ops.size()) {
-        st.dst = out.base;
-      } else {
-        ASSIGN_OR_RETURN(DeviceMemory t, device_alloc(sizeof(float) * size_t(st.out.numel()) * size_t(opt.batch)));
-        activation_total += sizeof(float) * size_t(st.out.numel()) * size_t(opt.batch);
-        st.dst = static_cast<float*>(t.get());
-        u.temps.push_back(std::move(t));
-      }
+      st.dst = i + 1 == ops.size() ? out
+                                   : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out.h * st.out.w);
+      if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.hw};
       if (const auto* c = std::get_if<ir::ConvAttrs>(&st.op)) {
         ConvPlan cp;
         cp.attrs = *c;
@@ -447,7 +409,7 @@ struct Executor::Impl {
         }
         ASSIGN_OR_RETURN(cp.weight, upload(weight));
         ASSIGN_OR_RETURN(cp.bias, upload(bias));
-        RETURN_IF_ERROR(prepare_conv(cp, st.src, st.dst));
+        RETURN_IF_ERROR(prepare_conv(cp, st.src, st.dst, stream_index));
         st.conv = std::move(cp);
       } else if (std::holds_alternative<ir::LinearAttrs>(st.op)) {
         ASSIGN_OR_RETURN(st.weight, upload(w.at(u.ops[0], int(i)).weight));
@@ -483,7 +445,7 @@ struct Executor::Impl {
 
   Status run_once() {
     if (graph_exec.get()) {
-      CHECK_CUDA(cudaGraphLaunch(graph_exec, streams[0]));
+      CHECK_CUDA(cudaGraphLaunch(graph_exec, stream(0)));
     } else {
       RETURN_IF_ERROR(issue_plan());
     }
@@ -516,16 +478,18 @@ Status Executor::set_input(const std::vector<float>& data) {
 }
 
 Status Executor::poison_activations() {
-  const float* input = impl_->views[0].base;
-  for (size_t i = 0; i < impl_->buffers.size(); ++i)
-    if (impl_->buffers[i].get() != input) CHECK_CUDA(cudaMemset(impl_->buffers[i].get(), 0xFF, impl_->buffer_bytes[i]));
+  const sched::MemoryPlan& m = impl_->memory;
+  const int input = m.placement[size_t(impl_->g->input())].buffer;
+  for (size_t b = 0; b < m.buffer_bytes.size(); ++b)
+    if (int(b) != input)
+      CHECK_CUDA(cudaMemset(static_cast<char*>(impl_->arena.get()) + m.buffer_offset[b], 0xFF, m.buffer_bytes[b]));
   CHECK_CUDA(cudaDeviceSynchronize());
   return Status::ok();
 }
 
 Status Executor::run() {
   RETURN_IF_ERROR(impl_->run_once());
-  CHECK_CUDA(cudaStreamSynchronize(impl_->streams[0]));
+  CHECK_CUDA(cudaStreamSynchronize(impl_->stream(0)));
   CHECK_CUDA(cudaGetLastError());
   return Status::ok();
 }
@@ -552,9 +516,9 @@ Expected<Timing> Executor::time(int warmup, int iterations) {
   ASSIGN_OR_RETURN(Event stop, make_event(true));
   std::vector<double> ms;
   for (int i = 0; i < iterations; ++i) {
-    CHECK_CUDA(cudaEventRecord(start, impl_->streams[0]));
+    CHECK_CUDA(cudaEventRecord(start, impl_->stream(0)));
     RETURN_IF_ERROR(impl_->run_once());
-    CHECK_CUDA(cudaEventRecord(stop, impl_->streams[0]));
+    CHECK_CUDA(cudaEventRecord(stop, impl_->stream(0)));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float t = 0;
     CHECK_CUDA(cudaEventElapsedTime(&t, start, stop));
@@ -577,9 +541,9 @@ Expected<double> Executor::time_batched(int warmup, int number, int repeat) {
   ASSIGN_OR_RETURN(Event stop, make_event(true));
   std::vector<double> means;
   for (int r = 0; r < repeat; ++r) {
-    CHECK_CUDA(cudaEventRecord(start, impl_->streams[0]));
+    CHECK_CUDA(cudaEventRecord(start, impl_->stream(0)));
     for (int i = 0; i < number; ++i) RETURN_IF_ERROR(impl_->run_once());
-    CHECK_CUDA(cudaEventRecord(stop, impl_->streams[0]));
+    CHECK_CUDA(cudaEventRecord(stop, impl_->stream(0)));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float t = 0;
     CHECK_CUDA(cudaEventElapsedTime(&t, start, stop));
@@ -589,9 +553,16 @@ Expected<double> Executor::time_batched(int warmup, int number, int repeat) {
   return means[means.size() / 2];
 }
 
-size_t Executor::activation_bytes() const { return impl_->activation_total; }
-size_t Executor::workspace_bytes() const { return impl_->workspace_size * impl_->streams.size(); }
+size_t Executor::activation_bytes() const { return impl_->memory.arena_bytes; }
+size_t Executor::activation_bytes_no_reuse() const { return impl_->memory.no_reuse_bytes; }
+size_t Executor::workspace_bytes() const {
+  size_t total = 0;
+  for (size_t b : impl_->stream_workspace) total += b;
+  return total;
+}
 size_t Executor::weight_bytes() const { return impl_->weight_total; }
+const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }
+cudaStream_t Executor::main_stream() const { return impl_->stream(0); }
 
 std::string device_description() {
   int dev = 0;

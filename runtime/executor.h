@@ -8,19 +8,31 @@
 
 #include "ir/graph.h"
 #include "ir/weights.h"
+#include "runtime/context.h"
+#include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
 
 namespace ios::rt {
 
-enum class Precision { kFp32, kTf32 };
-Expected<Precision> parse_precision(const std::string& s);
-const char* precision_name(Precision p);
+class LaunchObserver;
 
 struct ExecutorOptions {
   int batch = 1;
   Precision precision = Precision::kFp32;
   size_t workspace_limit = size_t{256} << 20;  // per conv algorithm
   bool use_graph = true;                       // capture the plan into a CUDA graph
+  bool reuse_memory = true;                    // stream-aware buffer reuse (off: one buffer per tensor)
+  bool keep_all = false;                       // every node stays readable after a run
+  std::shared_ptr<Context> context;            // shared streams/handles; null: the executor makes its own
+  LaunchObserver* observer = nullptr;          // told which plan step issues each kernel (CUPTI)
+};
+
+// Hears, while a plan is issued or captured, which plan step the following work belongs to.
+class LaunchObserver {
+ public:
+  virtual ~LaunchObserver() = default;
+  virtual void begin_step(int plan_step) = 0;
+  virtual void end_step() = 0;
 };
 
 struct Timing {
@@ -50,9 +62,12 @@ class Executor {
   // median over repeats of the per-run mean.
   Expected<double> time_batched(int warmup, int number, int repeat);
 
-  size_t activation_bytes() const;
-  size_t workspace_bytes() const;
+  size_t activation_bytes() const;           // peak: the arena of the memory plan
+  size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer
+  size_t workspace_bytes() const;            // convolution workspaces, summed over streams
   size_t weight_bytes() const;
+  const sched::MemoryPlan& memory_plan() const;
+  cudaStream_t main_stream() const;
 
   struct Impl;
 

@@ -22,14 +22,20 @@ void launch_gather(const SliceRef* sources, int num_sources, float* dst, int dst
 // dst *= src elementwise over n elements.
 void launch_multiply(float* dst, const float* src, long long n, cudaStream_t stream);
 
-// x = act(x + bias[c]); act: 0 none, 1 relu, 2 sigmoid, 3 tanh; bias may be null.
-void launch_bias_act(float* x, const float* bias, int channels, int hw, int batch, int act, cudaStream_t stream);
+// x = act(x + bias[c]) over `channels` channels per sample, samples `batch_stride` floats apart;
+// act: 0 none, 1 relu, 2 sigmoid, 3 tanh; bias may be null.
+void launch_bias_act(float* x, const float* bias, int channels, int hw, int batch, long long batch_stride, int act,
+                     cudaStream_t stream);
 
 struct PoolParams {
   int kh, kw, sh, sw, ph, pw;
   bool is_max;
 };
-void launch_pool(const float* in, float* out, int batch, int channels, int in_h, int in_w, int out_h, int out_w,
-                 const PoolParams& p, cudaStream_t stream);
+// Input and output are channel slices: samples in_batch_stride / out_batch_stride floats apart.
+void launch_pool(const float* in, long long in_batch_stride, float* out, long long out_batch_stride, int batch,
+                 int channels, int in_h, int in_w, int out_h, int out_w, const PoolParams& p, cudaStream_t stream);
+
+// Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
+void launch_spin(double ms, cudaStream_t stream);
 
 }  // namespace ios::rt

@@ -23,6 +23,7 @@ class MeasuredCostModel : public sched::CostModel {
  private:
   ir::Weights weights_;
   Params params_;
+  std::shared_ptr<Context> context_;  // one set of streams and handles for every stage timed
   size_t measurements_ = 0;
 };
 

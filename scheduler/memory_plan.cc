@@ -1,0 +1,242 @@
+#include "scheduler/memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ios::sched {
+
+namespace {
+
+constexpr size_t kAlignment = 256;
+size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Vector clocks over streams: step a happens before step b iff b's stream has seen a's position on
+// a's stream, by stream order or by waiting on an event recorded after a.
+class HappensBefore {
+ public:
+  explicit HappensBefore(const ExecutionPlan& p) : stream_(p.steps.size()), seq_(p.steps.size()), clock_(p.steps.size()) {
+    std::vector<std::vector<int>> current(size_t(p.streams), std::vector<int>(size_t(p.streams), 0));
+    std::vector<std::vector<int>> recorded(size_t(p.events), std::vector<int>(size_t(p.streams), 0));
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const PlanStep& st = p.steps[i];
+      auto& clock = current[size_t(st.stream)];
+      seq_[i] = ++clock[size_t(st.stream)];
+      stream_[i] = st.stream;
+      if (st.kind == PlanStep::Kind::kRecord) recorded[size_t(st.event)] = clock;
+      if (st.kind == PlanStep::Kind::kWait)
+        for (size_t s = 0; s < clock.size(); ++s) clock[s] = std::max(clock[s], recorded[size_t(st.event)][s]);
+      clock_[i] = clock;
+    }
+  }
+  bool before(int a, int b) const { return a != b && clock_[size_t(b)][size_t(stream_[size_t(a)])] >= seq_[size_t(a)]; }
+
+ private:
+  std::vector<int> stream_, seq_;
+  std::vector<std::vector<int>> clock_;
+};
+
+size_t tensor_bytes(const ir::Shape& s, int batch) { return sizeof(float) * size_t(s.numel()) * size_t(batch); }
+
+// Ops that can write their output into a channel slice of a larger buffer (strided descriptors).
+bool writes_strided(const ir::Node& n) {
+  switch (n.kind()) {
+    case ir::OpKind::kConv:
+    case ir::OpKind::kPool:
+    case ir::OpKind::kIdentity: return true;
+    case ir::OpKind::kElement: return n.attrs<ir::ElementAttrs>().op == ir::ElementOp::kAdd;
+    case ir::OpKind::kSequential: {
+      const ir::SubOp& last = n.attrs<ir::SequentialAttrs>().steps.back();
+      return std::holds_alternative<ir::ConvAttrs>(last) || std::holds_alternative<ir::PoolAttrs>(last);
+    }
+    default: return false;
+  }
+}
+
+bool reads_contiguous_only(const ir::Node& n) {
+  if (n.is<ir::LinearAttrs>()) return true;
+  if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op))
+    return std::holds_alternative<ir::LinearAttrs>(seq->steps.front());
+  return false;
+}
+
+}  // namespace
+
+bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement, int batch) {
+  const ir::Node& n = g.node(op);
+  if (n.inputs.size() != 1 || n.inputs[0].size() != 1) return false;
+  if (!reads_contiguous_only(n) || batch == 1) return true;
+  const ir::Value& v = n.inputs[0][0];
+  const Placement& p = placement[size_t(v.node)];
+  return p.begin + v.begin == 0 && v.channels() == p.channels;
+}
+
+Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options) {
+  RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
+  const size_t n_nodes = g.nodes.size();
+  MemoryPlan mp;
+  mp.placement.assign(n_nodes, Placement{});
+  mp.launch.assign(plan.steps.size(), LaunchMemory{});
+  std::vector<int> step_of(n_nodes, -1);
+  std::vector<bool> single(n_nodes, false);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (plan.steps[i].kind == PlanStep::Kind::kLaunch)
+      for (ir::NodeId id : plan.steps[i].ops) {
+        RETURN_ERROR_IF(step_of[size_t(id)] >= 0, ErrorCode::kInvalidSchedule,
+                        "operator '" + g.node(id).name + "' is launched twice by the plan");
+        step_of[size_t(id)] = int(i);
+        single[size_t(id)] = plan.steps[i].ops.size() == 1;
+      }
+  auto new_buffer = [&](size_t bytes) {
+    mp.buffer_bytes.push_back(bytes);
+    mp.buffer_pinned.push_back(false);
+    return int(mp.buffer_bytes.size()) - 1;
+  };
+
+  // Concat elision: in reverse plan order, so a concat knows its own place before its producers do.
+  struct Alias {
+    ir::NodeId concat = ir::kNoNode;
+    int offset = 0;
+  };
+  std::vector<Alias> alias(n_nodes);
+  for (size_t i = plan.steps.size(); i-- > 0;) {
+    const PlanStep& st = plan.steps[i];
+    if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1 || !options.elide_concats) continue;
+    const ir::NodeId t = st.ops[0];
+    const ir::Node& node = g.node(t);
+    if (!node.is<ir::IdentityAttrs>() || node.inputs.size() < 2) continue;
+    // Each producer that can write a strided slice does; the concat copies only the rest.
+    std::vector<ir::NodeId> seen;
+    std::vector<bool> in_place;
+    for (const ir::Term& term : node.inputs) {
+      const ir::Value& v = term[0];
+      const bool whole = term.size() == 1 && v.begin == 0 && v.end == g.node(v.node).output_shape.c;
+      in_place.push_back(whole && v.node != g.input() && v.node != g.output() && step_of[size_t(v.node)] >= 0 &&
+                         single[size_t(v.node)] && alias[size_t(v.node)].concat == ir::kNoNode &&
+                         writes_strided(g.node(v.node)) &&
+                         std::count(seen.begin(), seen.end(), v.node) == 0);
+      for (const ir::Value& x : term) seen.push_back(x.node);
+    }
+    for (size_t k = 0; k < in_place.size(); ++k)  // a producer read twice by the concat is copied
+      if (in_place[k] && std::count(seen.begin(), seen.end(), node.inputs[k][0].node) > 1) in_place[k] = false;
+    int offset = 0, elided_terms = 0;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (in_place[k]) {
+        alias[size_t(node.inputs[k][0].node)] = Alias{t, offset};
+        ++elided_terms;
+      }
+      offset += node.inputs[k][0].channels();
+    }
+    if (elided_terms == int(node.inputs.size())) {
+      mp.launch[i].elided = true;
+      ++mp.elided_concats;
+    }
+    mp.terms_in_place += elided_terms;
+  }
+
+  // Outputs: one buffer per launch (merged convolutions side by side), or a slice of the concat's.
+  for (size_t i = plan.steps.size(); i-- > 0;) {
+    const PlanStep& st = plan.steps[i];
+    if (st.kind != PlanStep::Kind::kLaunch) continue;
+    const ir::NodeId first = st.ops[0];
+    if (const Alias& a = alias[size_t(first)]; a.concat != ir::kNoNode) {
+      Placement p = mp.placement[size_t(a.concat)];
+      p.begin += a.offset;
+      mp.placement[size_t(first)] = p;
+      continue;
+    }
+    int channels = 0;
+    for (ir::NodeId id : st.ops) channels += g.node(id).output_shape.c;
+    ir::Shape shape = g.node(first).output_shape;
+    shape.c = channels;
+    const int buffer = new_buffer(tensor_bytes(shape, options.batch));
+    int begin = 0;
+    for (ir::NodeId id : st.ops) {
+      mp.placement[size_t(id)] = Placement{buffer, channels, begin};
+      begin += g.node(id).output_shape.c;
+    }
+  }
+  // Values the plan reads but does not produce (the graph input; a timed stage's outside inputs).
+  auto place_external = [&](ir::NodeId id) {
+    if (mp.placement[size_t(id)].placed()) return;
+    const int buffer = new_buffer(tensor_bytes(g.node(id).output_shape, options.batch));
+    mp.buffer_pinned[size_t(buffer)] = true;
+    mp.placement[size_t(id)] = Placement{buffer, g.node(id).output_shape.c, 0};
+  };
+  place_external(g.input());
+  for (const PlanStep& st : plan.steps)
+    if (st.kind == PlanStep::Kind::kLaunch)
+      for (ir::NodeId id : st.ops)
+        for (ir::NodeId p : g.producers(id)) place_external(p);
+  for (size_t id = 0; id < n_nodes; ++id)
+    if (mp.placement[id].placed() && (options.keep_all || ir::NodeId(id) == g.output()))
+      mp.buffer_pinned[size_t(mp.placement[id].buffer)] = true;
+
+  // Scratch: gathered inputs, products' second operands, intermediate steps of sequential ops.
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& st = plan.steps[i];
+    if (st.kind != PlanStep::Kind::kLaunch || mp.launch[i].elided) continue;
+    const ir::Node& n = g.node(st.ops[0]);
+    LaunchMemory& lm = mp.launch[i];
+    if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) {
+      if (e->op == ir::ElementOp::kMul && n.inputs.size() > 1)
+        lm.input_scratch = new_buffer(tensor_bytes(n.output_shape, options.batch));
+    } else if (!n.is<ir::IdentityAttrs>() && !reads_in_place(g, st.ops[0], mp.placement, options.batch)) {
+      lm.input_scratch = new_buffer(tensor_bytes(n.input_shape, options.batch));
+    }
+    for (size_t s = 0; s + 1 < n.step_shapes.size(); ++s)
+      lm.step_buffers.push_back(new_buffer(tensor_bytes(n.step_shapes[s], options.batch)));
+  }
+
+  // Accesses per buffer, then first-fit offsets against every buffer the new one may overlap in time.
+  const size_t n_buffers = mp.buffer_bytes.size();
+  std::vector<std::vector<int>> access(n_buffers);
+  auto touch = [&](int buffer, int step) {
+    if (buffer >= 0 && (access[size_t(buffer)].empty() || access[size_t(buffer)].back() != step))
+      access[size_t(buffer)].push_back(step);
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& st = plan.steps[i];
+    if (st.kind != PlanStep::Kind::kLaunch) continue;
+    for (ir::NodeId id : st.ops) {
+      touch(mp.placement[size_t(id)].buffer, int(i));
+      for (ir::NodeId p : g.producers(id)) touch(mp.placement[size_t(p)].buffer, int(i));
+    }
+    touch(mp.launch[i].input_scratch, int(i));
+    for (int b : mp.launch[i].step_buffers) touch(b, int(i));
+  }
+  const HappensBefore hb(plan);
+  auto done_before = [&](size_t earlier, size_t later) {
+    for (int a : access[earlier])
+      for (int b : access[later])
+        if (!hb.before(a, b)) return false;
+    return true;
+  };
+  std::vector<size_t> order(n_buffers);
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto first_access = [&](size_t b) { return access[b].empty() ? -1 : access[b].front(); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first_access(a) < first_access(b); });
+  mp.buffer_offset.assign(n_buffers, 0);
+  std::vector<size_t> placed;
+  for (size_t b : order) {
+    const size_t bytes = aligned(mp.buffer_bytes[b]);
+    mp.no_reuse_bytes += bytes;
+    std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of regions b must not overlap
+    for (size_t other : placed) {
+      const bool may_share =
+          options.reuse && !mp.buffer_pinned[b] && !mp.buffer_pinned[other] && done_before(other, b);
+      if (!may_share) busy.emplace_back(mp.buffer_offset[other], mp.buffer_offset[other] + aligned(mp.buffer_bytes[other]));
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (begin >= offset + bytes) break;
+      offset = std::max(offset, end);
+    }
+    mp.buffer_offset[b] = offset;
+    mp.arena_bytes = std::max(mp.arena_bytes, offset + bytes);
+    placed.push_back(b);
+  }
+  return mp;
+}
+
+}  // namespace ios::sched

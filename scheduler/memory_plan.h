@@ -1,0 +1,54 @@
+// Where every activation of an execution plan lives: logical buffers packed into one arena, reused
+// by liveness that respects streams. A region is shared only when every access of the earlier buffer
+// happens before every access of the later one through stream order and event waits, so concurrent
+// groups never share memory. Concatenations cost no copy where they can: a producer writes straight
+// into its channel slice of the concat's buffer (the concat itself launches nothing).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "ir/graph.h"
+#include "scheduler/plan.h"
+
+namespace ios::sched {
+
+// A channel slice of a buffer: the node's channels are [begin, begin + c) of `channels`.
+struct Placement {
+  int buffer = -1;
+  int channels = 0;
+  int begin = 0;
+  bool placed() const { return buffer >= 0; }
+};
+
+struct LaunchMemory {
+  int input_scratch = -1;          // the op's gathered input (sums and concatenations it reads)
+  std::vector<int> step_buffers;   // sequential ops: outputs of every step but the last
+  bool elided = false;             // a concat whose producers all wrote in place: nothing to launch
+};
+
+struct MemoryOptions {
+  int batch = 1;
+  bool reuse = true;           // off: every buffer its own region (the no-reuse baseline)
+  bool keep_all = false;       // every node's output stays readable after a run (per-op tests)
+  bool elide_concats = true;
+};
+
+struct MemoryPlan {
+  std::vector<size_t> buffer_bytes;   // per logical buffer
+  std::vector<size_t> buffer_offset;  // in the arena
+  std::vector<bool> buffer_pinned;    // graph input, external inputs, outputs: never shared
+  std::vector<Placement> placement;   // per node; unplaced when the plan neither runs nor reads it
+  std::vector<LaunchMemory> launch;   // per plan step
+  size_t arena_bytes = 0;             // peak activation memory
+  size_t no_reuse_bytes = 0;          // the same buffers without sharing
+  int elided_concats = 0;             // concats whose producers all wrote in place
+  int terms_in_place = 0;             // concat inputs written in place (of elided or partly copied concats)
+};
+
+// Whether an op reads its input straight from its producer's buffer (else it gathers into scratch).
+bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement, int batch);
+
+Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options);
+
+}  // namespace ios::sched

@@ -1,0 +1,168 @@
+// The memory plan: no two tensors that may be live at once share memory (checked against an
+// independent reachability over the plan), concatenations are elided, reuse shrinks the arena.
+#include <gtest/gtest.h>
+
+#include "models/models.h"
+#include "scheduler/memory_plan.h"
+#include "scheduler/policies.h"
+#include "test_graphs.h"
+
+namespace ios::sched {
+namespace {
+
+// reach[a][b]: step b is ordered after step a by stream order and record -> wait edges.
+std::vector<std::vector<bool>> reachability(const ExecutionPlan& p) {
+  const size_t n = p.steps.size();
+  std::vector<std::vector<size_t>> next(n);
+  std::vector<int> last_on_stream(size_t(p.streams), -1);
+  std::vector<int> record_of(size_t(p.events), -1);
+  for (size_t i = 0; i < n; ++i) {
+    const PlanStep& st = p.steps[i];
+    if (last_on_stream[size_t(st.stream)] >= 0) next[size_t(last_on_stream[size_t(st.stream)])].push_back(i);
+    last_on_stream[size_t(st.stream)] = int(i);
+    if (st.kind == PlanStep::Kind::kRecord) record_of[size_t(st.event)] = int(i);
+    if (st.kind == PlanStep::Kind::kWait && record_of[size_t(st.event)] >= 0)
+      next[size_t(record_of[size_t(st.event)])].push_back(i);
+  }
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j : next[i]) {
+      reach[i][j] = true;
+      for (size_t k = 0; k < n; ++k)
+        if (reach[j][k]) reach[i][k] = true;
+    }
+  return reach;
+}
+
+std::vector<std::vector<int>> accesses(const ir::Graph& g, const ExecutionPlan& p, const MemoryPlan& m) {
+  std::vector<std::vector<int>> acc(m.buffer_bytes.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (p.steps[i].kind != PlanStep::Kind::kLaunch) continue;
+    auto touch = [&](int b) {
+      if (b >= 0) acc[size_t(b)].push_back(int(i));
+    };
+    for (ir::NodeId id : p.steps[i].ops) {
+      touch(m.placement[size_t(id)].buffer);
+      for (ir::NodeId q : g.producers(id)) touch(m.placement[size_t(q)].buffer);
+    }
+    touch(m.launch[i].input_scratch);
+    for (int b : m.launch[i].step_buffers) touch(b);
+  }
+  return acc;
+}
+
+// Every pair of buffers whose regions overlap is ordered: all of one's accesses before the other's.
+void expect_no_overlap_in_time(const ir::Graph& g, const ExecutionPlan& p, const MemoryPlan& m) {
+  const auto reach = reachability(p);
+  const auto acc = accesses(g, p, m);
+  auto ordered = [&](size_t a, size_t b) {
+    for (int x : acc[a])
+      for (int y : acc[b])
+        if (!reach[size_t(x)][size_t(y)]) return false;
+    return true;
+  };
+  for (size_t a = 0; a < m.buffer_bytes.size(); ++a)
+    for (size_t b = a + 1; b < m.buffer_bytes.size(); ++b) {
+      const bool overlap = m.buffer_offset[a] < m.buffer_offset[b] + m.buffer_bytes[b] &&
+                           m.buffer_offset[b] < m.buffer_offset[a] + m.buffer_bytes[a];
+      if (!overlap) continue;
+      EXPECT_FALSE(m.buffer_pinned[a] || m.buffer_pinned[b]) << g.name << ": a pinned buffer is shared";
+      EXPECT_TRUE(ordered(a, b) || ordered(b, a)) << g.name << ": buffers " << a << " and " << b
+                                                  << " share memory but may be live at the same time";
+    }
+}
+
+ExecutionPlan plan_for(const ir::Graph& g, Policy policy) {
+  AnalyticCostModel model;
+  OptimizeOptions o;
+  o.policy = policy;
+  o.max_part_size = 20;
+  auto r = optimize(g, o, model);
+  EXPECT_TRUE(r) << r.status().to_string();
+  auto p = compile_plan(g, r->schedule);
+  EXPECT_TRUE(p);
+  return *p;
+}
+
+TEST(MemoryPlan, TensorsThatMayBeLiveTogetherNeverShareMemory) {
+  for (const char* name : {"inception_v3", "squeezenet", "googlenet", "nasnet", "randwire"}) {
+    const ir::Graph g = *models::build_model(name);
+    const std::string model = name;
+    for (Policy policy : {Policy::kSequential, Policy::kGreedy, Policy::kOpara, Policy::kDpParallel}) {
+      if (policy == Policy::kDpParallel && (model == "nasnet" || model == "randwire")) continue;  // slow on CPU
+      const ExecutionPlan p = plan_for(g, policy);
+      for (int batch : {1, 4}) {
+        MemoryOptions o;
+        o.batch = batch;
+        auto m = plan_memory(g, p, o);
+        ASSERT_TRUE(m) << m.status().to_string();
+        expect_no_overlap_in_time(g, p, *m);
+        EXPECT_LT(m->arena_bytes, m->no_reuse_bytes) << name << " " << policy_flag_name(policy);
+      }
+    }
+  }
+}
+
+TEST(MemoryPlan, ConcatProducersWriteTheirSlicesOfTheConcatBuffer) {
+  const ir::Graph g = testing::inception_block();
+  const ExecutionPlan p = plan_for(g, Policy::kSequential);
+  auto m = plan_memory(g, p, MemoryOptions{});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->elided_concats, 1);
+  const Placement& exit = m->placement[size_t(g.output())];
+  int begin = 0;
+  for (const ir::Term& term : g.node(g.output()).inputs) {
+    const Placement& q = m->placement[size_t(term[0].node)];
+    EXPECT_EQ(q.buffer, exit.buffer);
+    EXPECT_EQ(q.begin, begin);
+    EXPECT_EQ(q.channels, g.output_shape().c);
+    begin += term[0].channels();
+  }
+}
+
+TEST(MemoryPlan, SumsAreGatheredNotElided) {
+  const ir::Graph g = testing::fire_module();
+  const ExecutionPlan p = plan_for(g, Policy::kSequential);
+  auto m = plan_memory(g, p, MemoryOptions{});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->elided_concats, 1);  // the expand concat; the bypass sum is computed
+  EXPECT_NE(m->placement[size_t(g.output())].buffer, m->placement[size_t(g.producers(g.output())[0])].buffer);
+}
+
+TEST(MemoryPlan, WithoutReuseOrWithEverythingKeptNothingIsShared) {
+  const ir::Graph g = *models::build_model("inception_v3");
+  const ExecutionPlan p = plan_for(g, Policy::kSequential);
+  MemoryOptions no_reuse;
+  no_reuse.reuse = false;
+  MemoryOptions keep;
+  keep.keep_all = true;
+  for (const MemoryOptions& o : {no_reuse, keep}) {
+    auto m = plan_memory(g, p, o);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->arena_bytes, m->no_reuse_bytes);
+  }
+}
+
+TEST(MemoryPlan, ConcurrentPlansStayWithinHalfAgainTheSequentialPeak) {
+  for (const char* name : {"inception_v3", "squeezenet", "googlenet"}) {
+    const ir::Graph g = *models::build_model(name);
+    auto seq = plan_memory(g, plan_for(g, Policy::kSequential), MemoryOptions{});
+    auto both = plan_memory(g, plan_for(g, Policy::kDpBoth), MemoryOptions{});
+    ASSERT_TRUE(seq && both);
+    EXPECT_LE(double(both->arena_bytes), 1.5 * double(seq->arena_bytes)) << name;
+  }
+}
+
+TEST(MemoryPlan, ReadsInPlaceUnlessTheOpNeedsAGatheredInput) {
+  const ir::Graph g = testing::fire_module();
+  const ExecutionPlan p = plan_for(g, Policy::kSequential);
+  auto m = plan_memory(g, p, MemoryOptions{});
+  ASSERT_TRUE(m);
+  for (size_t id = 1; id < g.nodes.size(); ++id)
+    if (g.nodes[id].is<ir::ConvAttrs>()) {
+      EXPECT_TRUE(reads_in_place(g, ir::NodeId(id), m->placement, 4)) << g.nodes[id].name;
+    }
+}
+
+}  // namespace
+}  // namespace ios::sched
