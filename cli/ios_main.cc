@@ -17,6 +17,7 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/measured_cost_model.h"
+#include "runtime/profiler.h"
 #endif
 
 namespace {
@@ -147,6 +148,24 @@ std::string display_name(const OptimizeArgs& a, ios::sched::Policy p) {
   return name;
 }
 
+// Opara orders launches by each op's shared memory: measured with CUPTI where there is a GPU (and
+// the cost model is not forced to the analytic one), else estimated (noted in the schedule).
+Status attach_opara_profile(const Graph& g, OptimizeArgs& a) {
+  if (a.options.policy != ios::sched::Policy::kOpara || a.cost_model == "analytic") return Status::ok();
+#ifdef IOS_WITH_RUNTIME
+  if (!ios::rt::gpu_available()) return Status::ok();
+  auto precision = ios::rt::parse_precision(a.precision);
+  if (!precision) return precision.status();
+  ios::rt::ExecutorOptions eo;
+  eo.batch = a.options.batch;
+  eo.precision = *precision;
+  auto profile = ios::rt::measure_resource_profile(g, ios::ir::make_weights(g), eo);
+  if (!profile) return profile.status().with_context("Opara's CUPTI profile");
+  a.options.profile = *profile;
+#endif
+  return Status::ok();
+}
+
 int cmd_optimize(OptimizeArgs& a) {
   Expected<Graph> g = a.src.load();
   if (!g) return fail(g.status());
@@ -159,6 +178,7 @@ int cmd_optimize(OptimizeArgs& a) {
 #ifdef IOS_WITH_RUNTIME
   if (a.cost_model == "measured") cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();
 #endif
+  if (Status s = attach_opara_profile(*g, a); !s) return fail(s);
   ios::sched::StageCache cache(**model, cache_key);
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
@@ -224,6 +244,7 @@ struct RunArgs {
   std::string schedule_file;
   int warmup = 20, iters = 200;
   bool check = false, no_graph = false;
+  std::string trace_file;
 };
 
 int cmd_run(RunArgs& a) {
@@ -247,6 +268,7 @@ int cmd_run(RunArgs& a) {
     a.opt.options.policy = *policy;
     auto model = make_cost_model(*g, a.opt.cost_model, a.opt.precision);
     if (!model) return fail(model.status());
+    if (Status s = attach_opara_profile(*g, a.opt); !s) return fail(s);
     auto r = ios::sched::optimize(*g, a.opt.options, **model);
     if (!r) return fail(r.status());
     schedule = r->schedule;
@@ -259,6 +281,13 @@ int cmd_run(RunArgs& a) {
   options.batch = a.opt.options.batch;
   options.precision = *precision;
   options.use_graph = !a.no_graph;
+  std::unique_ptr<ios::rt::KernelProfiler> profiler;
+  if (!a.trace_file.empty()) {
+    auto p = ios::rt::KernelProfiler::create();
+    if (!p) return fail(p.status().with_context("--trace"));
+    profiler = std::move(*p);
+    options.observer = profiler.get();
+  }
   auto exec = ios::rt::Executor::create(*g, weights, *plan, options);
   if (!exec) return fail(exec.status());
   const auto input = ios::ir::make_input(g->input_shape(), options.batch, 1);
@@ -275,6 +304,23 @@ int cmd_run(RunArgs& a) {
               (*exec)->activation_bytes_no_reuse() / 1048576.0, (*exec)->memory_plan().elided_concats,
               (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
   std::printf("Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
+  if (profiler) {
+    auto records = ios::rt::profile_runs(**exec, *profiler, 5);
+    if (!records) return fail(records.status());
+    const ios::rt::Utilization u = ios::rt::summarize_utilization(*records);
+    std::vector<ios::rt::KernelRecord> last;
+    int attributed = 0;
+    for (const auto& k : *records)
+      if (k.replay == 4) {
+        last.push_back(k);
+        attributed += k.plan_step >= 0;
+      }
+    if (Status s = ios::ir::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s) return fail(s);
+    std::printf("Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
+                "summed | mean concurrency %.2f, max %d | %d/%zu kernels attributed to ops | wrote %s\n",
+                u.span_us, 100 * u.busy_fraction, u.kernels, u.kernel_us, u.mean_concurrency, u.max_concurrency,
+                attributed, last.size(), a.trace_file.c_str());
+  }
   if (a.check) {
     if (Status s = (*exec)->poison_activations(); !s) return fail(s);
     if (Status s = (*exec)->set_input(input); !s) return fail(s);
@@ -338,6 +384,7 @@ int main(int argc, char** argv) {
   run->add_option("--iters", run_args.iters, "timed runs")->check(CLI::PositiveNumber);
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
+  run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
 #endif
 
   CLI11_PARSE(app, argc, argv);

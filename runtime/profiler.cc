@@ -1,0 +1,192 @@
+#include "runtime/profiler.h"
+
+#include <cupti.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "scheduler/policies.h"
+
+namespace ios::rt {
+
+namespace {
+
+Status cupti_error(CUptiResult r, const char* call, const char* file, int line) {
+  const char* msg = nullptr;
+  cuptiGetResultString(r, &msg);
+  return Status(ErrorCode::kRuntimeError, std::string(call) + " failed at " + file + ":" + std::to_string(line) +
+                                              ": " + (msg ? msg : "unknown CUPTI error"));
+}
+
+#define CHECK_CUPTI(call)                                                            \
+  do {                                                                               \
+    const CUptiResult ios_err_ = (call);                                             \
+    if (ios_err_ != CUPTI_SUCCESS) return cupti_error(ios_err_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+constexpr size_t kBufferBytes = size_t{8} << 20;
+
+}  // namespace
+
+struct KernelProfiler::State {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::mutex mutex;
+  int current_step = -1;
+  std::map<uint64_t, int> node_step;          // graph node id -> plan step (captured)
+  std::map<uint64_t, uint64_t> clone_of;      // instantiated node id -> captured node id
+  std::map<uint32_t, int> correlation_step;   // eager launches
+  std::vector<KernelRecord> records;
+};
+
+namespace {
+
+KernelProfiler::State* active = nullptr;  // CUPTI's callbacks are process-wide
+
+void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = kBufferBytes;
+  *max_records = 0;
+}
+
+void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (active) {
+    std::lock_guard<std::mutex> lock(active->mutex);
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        KernelRecord r;
+        r.name = k->name ? k->name : "?";
+        r.start_ns = k->start;
+        r.end_ns = k->end;
+        r.device_stream = k->streamId;
+        r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
+        r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
+        r.registers = k->registersPerThread;
+        r.static_shared = k->staticSharedMemory;
+        r.dynamic_shared = k->dynamicSharedMemory;
+        if (k->graphNodeId != 0) {
+          uint64_t id = k->graphNodeId;
+          if (!active->node_step.count(id) && active->clone_of.count(id)) id = active->clone_of[id];
+          if (auto it = active->node_step.find(id); it != active->node_step.end()) r.plan_step = it->second;
+        } else if (auto it = active->correlation_step.find(k->correlationId); it != active->correlation_step.end()) {
+          r.plan_step = it->second;
+        }
+        active->records.push_back(std::move(r));
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+        const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+        active->correlation_step[e->correlationId] = int(e->externalId);
+      }
+    }
+  }
+  std::free(buffer);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  if (!active || domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+  const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+  const auto* graph = static_cast<const CUpti_GraphData*>(resource->resourceDescriptor);
+  if (!graph) return;
+  uint64_t node = 0, original = 0;
+  std::lock_guard<std::mutex> lock(active->mutex);
+  if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && active->current_step >= 0 &&
+      cuptiGetGraphNodeId(graph->node, &node) == CUPTI_SUCCESS) {
+    active->node_step[node] = active->current_step;
+  } else if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && cuptiGetGraphNodeId(graph->node, &node) == CUPTI_SUCCESS &&
+             cuptiGetGraphNodeId(graph->originalNode, &original) == CUPTI_SUCCESS) {
+    active->clone_of[node] = original;
+  }
+}
+
+}  // namespace
+
+KernelProfiler::KernelProfiler() : state_(std::make_unique<State>()) {}
+
+Expected<std::unique_ptr<KernelProfiler>> KernelProfiler::create() {
+  RETURN_IF_ERROR(require_gpu());
+  RETURN_ERROR_IF(active != nullptr, ErrorCode::kInvalidArgument, "a kernel profiler is already active");
+  std::unique_ptr<KernelProfiler> p(new KernelProfiler());
+  CHECK_CUPTI(cuptiSubscribe(&p->state_->subscriber, on_callback, nullptr));
+  CHECK_CUPTI(cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                  CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+  CHECK_CUPTI(cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                  CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  CHECK_CUPTI(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed));
+  CHECK_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+  active = p->state_.get();
+  return p;
+}
+
+KernelProfiler::~KernelProfiler() {
+  if (active == state_.get()) {
+    cuptiActivityFlushAll(1);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    active = nullptr;
+  }
+  if (state_->subscriber) cuptiUnsubscribe(state_->subscriber);
+}
+
+void KernelProfiler::begin_step(int plan_step) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->current_step = plan_step;
+  }
+  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, uint64_t(plan_step));
+}
+
+void KernelProfiler::end_step() {
+  uint64_t popped = 0;
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->current_step = -1;
+}
+
+Status KernelProfiler::start_recording() {
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUPTI(cuptiActivityFlushAll(1));
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->records.clear();
+  }
+  CHECK_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  return Status::ok();
+}
+
+Expected<std::vector<KernelRecord>> KernelProfiler::stop_recording(int replay) {
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUPTI(cuptiActivityFlushAll(1));
+  CHECK_CUPTI(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::vector<KernelRecord> out = std::move(state_->records);
+  state_->records.clear();
+  for (KernelRecord& r : out) r.replay = replay;
+  return out;
+}
+
+Expected<std::vector<KernelRecord>> profile_runs(Executor& executor, KernelProfiler& profiler, int inferences) {
+  RETURN_IF_ERROR(executor.run());
+  std::vector<KernelRecord> all;
+  for (int i = 0; i < inferences; ++i) {
+    RETURN_IF_ERROR(profiler.start_recording());
+    RETURN_IF_ERROR(executor.run());
+    ASSIGN_OR_RETURN(std::vector<KernelRecord> records, profiler.stop_recording(i));
+    all.insert(all.end(), records.begin(), records.end());
+  }
+  return all;
+}
+
+Expected<sched::ResourceProfile> measure_resource_profile(const ir::Graph& g, const ir::Weights& w,
+                                                         const ExecutorOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<KernelProfiler> profiler, KernelProfiler::create());
+  ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, sched::sequential_schedule(g)));
+  ExecutorOptions eager = options;
+  eager.use_graph = false;
+  eager.observer = profiler.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec, Executor::create(g, w, plan, eager));
+  ASSIGN_OR_RETURN(std::vector<KernelRecord> records, profile_runs(*exec, *profiler, 1));
+  return resource_profile_from(g, plan, records);
+}
+
+}  // namespace ios::rt
