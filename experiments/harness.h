@@ -1,0 +1,97 @@
+// What every experiment binary shares: one process and one GPU context for all variants (so the
+// algorithm cache is shared and comparisons are interleaved in one run), schedules from the
+// measured or analytic cost model with one stage cache per network and batch, correctness checks
+// against the CPU reference, and result tables written as CSV + JSON with the environment.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/weights.h"
+#include "models/models.h"
+#include "runtime/executor.h"
+#include "scheduler/policies.h"
+
+namespace ios::exp {
+
+struct CommonArgs {
+  std::string out_dir = "experiments/results/latest";
+  std::string cost_model = "auto";  // measured with a GPU, else analytic
+  std::string precision = "fp32";
+  std::string randwire_graphs = "../shared/ios_randwire_graphs";
+  int warmup = 50, iters = 100, rounds = 5;    // timing: rounds x iters replays, interleaved
+  int stage_warmup = 2, stage_number = 6, stage_repeat = 6;  // measured cost model (IOS's 2/6/6)
+  int max_part_size = 50;                      // IOS's experiments
+  bool check = true;
+  void add_to(CLI::App& app);
+};
+
+// IOS's log line: Model: m | Optimization: o | Batchsize: b | Optimization cost: N sec | Latency: X.XX ms
+std::string ios_log_line(const std::string& model, const std::string& opt, int batch, double search_s,
+                         double latency_ms);
+
+// GPU name, clocks read now (nvidia-smi), driver/CUDA/cuDNN versions, the command line, the date.
+nlohmann::json environment(int argc, char** argv);
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  void add(const std::vector<nlohmann::json>& row);
+  // <dir>/<stem>.csv and <dir>/<stem>.json (rows + environment).
+  Status write(const std::string& dir, const std::string& stem, const nlohmann::json& env) const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<nlohmann::json>> rows_;
+};
+
+struct Scheduled {
+  sched::Schedule schedule;
+  double search_s = 0;
+  long long stages_measured = 0;
+};
+
+struct Measured {
+  double median_ms = 0, min_ms = 0, p90_ms = 0;
+  double peak_mib = 0, no_reuse_mib = 0;
+  double error = -1;  // relative L2 vs CPU reference; -1 when not checked
+};
+
+class Session {
+ public:
+  static Expected<std::unique_ptr<Session>> create(const CommonArgs& args);
+  ~Session();
+
+  Expected<const ir::Graph*> model(const std::string& name);
+  const ir::Weights& weights(const ir::Graph& g);
+  std::string cost_model_name() const { return cost_model_; }
+
+  // With `fresh`, the search starts from an empty stage cache (honest search times); otherwise
+  // stages timed by earlier searches of this network and batch are reused.
+  Expected<Scheduled> optimize(const ir::Graph& g, sched::Policy policy, int batch, int r = 3, int s = 8,
+                               bool fresh = false);
+  // Times every schedule at `batch`, interleaved: rounds x (each executor, iters replays).
+  Expected<std::vector<Measured>> measure(const ir::Graph& g, const std::vector<const sched::Schedule*>& schedules,
+                                          int batch);
+  // Longest path of per-op latencies, each op alone in a CUDA graph (concats count zero: they are
+  // written in place); a floor for any schedule that does not merge.
+  Expected<double> critical_path_ms(const ir::Graph& g, int batch);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  std::string cost_model_;
+  explicit Session(std::unique_ptr<Impl> impl, std::string cost_model);
+};
+
+std::vector<std::string> split_list(const std::string& csv);
+// Runs a main body, printing the error and returning 1 when it fails.
+int run_main(const std::function<Status()>& body);
+
+}  // namespace ios::exp
