@@ -35,8 +35,23 @@ struct KernelProfiler::State {
   int current_step = -1;
   std::map<uint64_t, int> node_step;          // graph node id -> plan step (captured)
   std::map<uint64_t, uint64_t> clone_of;      // instantiated node id -> captured node id
-  std::map<uint32_t, int> correlation_step;   // eager launches
+  std::map<uint32_t, int> correlation_step;   // eager launches: driver API correlation id -> plan step
   std::vector<KernelRecord> records;
+  std::vector<std::pair<uint64_t, uint32_t>> raw_ids;  // per record: graph node id, correlation id
+
+  // Resolved after the flush: a kernel's buffer may arrive before the ids it refers to.
+  void attribute() {
+    for (size_t i = 0; i < records.size(); ++i) {
+      const auto [node, correlation] = raw_ids[i];
+      if (node != 0) {
+        uint64_t id = node;
+        if (!node_step.count(id) && clone_of.count(id)) id = clone_of[id];
+        if (auto it = node_step.find(id); it != node_step.end()) records[i].plan_step = it->second;
+      } else if (auto it = correlation_step.find(correlation); it != correlation_step.end()) {
+        records[i].plan_step = it->second;
+      }
+    }
+  }
 };
 
 namespace {
@@ -66,17 +81,8 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
         r.registers = k->registersPerThread;
         r.static_shared = k->staticSharedMemory;
         r.dynamic_shared = k->dynamicSharedMemory;
-        if (k->graphNodeId != 0) {
-          uint64_t id = k->graphNodeId;
-          if (!active->node_step.count(id) && active->clone_of.count(id)) id = active->clone_of[id];
-          if (auto it = active->node_step.find(id); it != active->node_step.end()) r.plan_step = it->second;
-        } else if (auto it = active->correlation_step.find(k->correlationId); it != active->correlation_step.end()) {
-          r.plan_step = it->second;
-        }
         active->records.push_back(std::move(r));
-      } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
-        const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
-        active->correlation_step[e->correlationId] = int(e->externalId);
+        active->raw_ids.emplace_back(k->graphNodeId, k->correlationId);
       }
     }
   }
@@ -84,7 +90,15 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
-  if (!active || domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+  if (!active) return;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {  // every launch, eager or captured, passes through here
+    const auto* api = static_cast<const CUpti_CallbackData*>(data);
+    std::lock_guard<std::mutex> lock(active->mutex);
+    if (api->callbackSite == CUPTI_API_ENTER && active->current_step >= 0)
+      active->correlation_step[api->correlationId] = active->current_step;
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
   const auto* resource = static_cast<const CUpti_ResourceData*>(data);
   const auto* graph = static_cast<const CUpti_GraphData*>(resource->resourceDescriptor);
   if (!graph) return;
@@ -112,8 +126,8 @@ Expected<std::unique_ptr<KernelProfiler>> KernelProfiler::create() {
                                   CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
   CHECK_CUPTI(cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                   CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  CHECK_CUPTI(cuptiEnableDomain(1, p->state_->subscriber, CUPTI_CB_DOMAIN_DRIVER_API));
   CHECK_CUPTI(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed));
-  CHECK_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
   active = p->state_.get();
   return p;
 }
@@ -122,23 +136,17 @@ KernelProfiler::~KernelProfiler() {
   if (active == state_.get()) {
     cuptiActivityFlushAll(1);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
     active = nullptr;
   }
   if (state_->subscriber) cuptiUnsubscribe(state_->subscriber);
 }
 
 void KernelProfiler::begin_step(int plan_step) {
-  {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->current_step = plan_step;
-  }
-  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, uint64_t(plan_step));
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->current_step = plan_step;
 }
 
 void KernelProfiler::end_step() {
-  uint64_t popped = 0;
-  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->current_step = -1;
 }
@@ -149,6 +157,7 @@ Status KernelProfiler::start_recording() {
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->records.clear();
+    state_->raw_ids.clear();
   }
   CHECK_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   return Status::ok();
@@ -159,8 +168,10 @@ Expected<std::vector<KernelRecord>> KernelProfiler::stop_recording(int replay) {
   CHECK_CUPTI(cuptiActivityFlushAll(1));
   CHECK_CUPTI(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->attribute();
   std::vector<KernelRecord> out = std::move(state_->records);
   state_->records.clear();
+  state_->raw_ids.clear();
   for (KernelRecord& r : out) r.replay = replay;
   return out;
 }

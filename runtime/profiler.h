@@ -1,7 +1,7 @@
 // CUPTI kernel activity, attributed to plan steps. Create the profiler before the executor and pass
-// it as the executor's LaunchObserver: in eager mode kernels are matched by external correlation ids
-// pushed around each step; in a CUDA graph by the graph nodes CUPTI saw created while a step was
-// being captured (and their clones in the instantiated graph). One profiler at a time per process.
+// it as the executor's LaunchObserver: in eager mode kernels are matched through the correlation ids
+// of the driver launch calls made while a step was issued; in a CUDA graph through the graph nodes
+// CUPTI saw created while a step was being captured (and their clones in the instantiated graph). One profiler at a time per process.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""PyTorch beside our runtime on the topologies that match (GoogLeNet, Inception V3), batch 1.
+
+Runs each torchvision model in eager mode, as a captured CUDA graph and with
+torch.compile(mode="reduce-overhead"), in fp32 (TF32 off) and tf32, random weights, eval mode,
+cudnn.benchmark on. Each figure is the median of --blocks blocks of --iters CUDA-event-timed
+iterations after warm-up. Writes pytorch.csv / pytorch.json into --out-dir; with --ours (our
+exp_latency CSV) it also prints our policies beside PyTorch's best at the same precision.
+
+Topology notes: torchvision's GoogLeNet is ours with BatchNorm folded (we fold, PyTorch runs BN
+kernels). torchvision's Inception V3 ends with a 1000-way fc that IOS's (and our) Inception V3 omits
+(a 2048x1000 GEMV, a few microseconds); aux logits are off in both.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def timed(fn, warmup, iters, blocks, torch):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    medians = []
+    for _ in range(blocks):
+        times = []
+        for _ in range(iters):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+        medians.append(statistics.median(times))
+    return statistics.median(medians)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="googlenet,inception_v3")
+    ap.add_argument("--modes", default="eager,graph,compile")
+    ap.add_argument("--precisions", default="fp32,tf32")
+    ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--iters", type=int, default=100)
+    ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--out-dir", default="experiments/results/latest")
+    ap.add_argument("--ours", help="our exp_latency CSV, printed beside PyTorch")
+    args = ap.parse_args()
+    try:
+        import torch
+        import torchvision
+    except ImportError as e:
+        sys.exit(f"compare_pytorch.py needs PyTorch and torchvision: {e}")
+    if not torch.cuda.is_available():
+        sys.exit("compare_pytorch.py needs a CUDA GPU")
+    torch.backends.cudnn.benchmark = True
+    inputs = {"googlenet": 224, "inception_v3": 299}
+    rows = []
+    for name in args.models.split(","):
+        if name not in inputs:
+            sys.exit(f"--models: unknown model '{name}' (googlenet, inception_v3)")
+        kwargs = {"weights": None, "aux_logits": False, "init_weights": True}
+        model = getattr(torchvision.models, name)(**kwargs).cuda().eval()
+        x = torch.randn(1, 3, inputs[name], inputs[name], device="cuda")
+        for precision in args.precisions.split(","):
+            tf32 = precision == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+            for mode in args.modes.split(","):
+                torch._dynamo.reset()
+                compile_s = 0.0
+                with torch.inference_mode():
+                    if mode == "eager":
+                        fn = lambda: model(x)
+                    elif mode == "graph":
+                        static_x = x.clone()
+                        s = torch.cuda.Stream()
+                        s.wait_stream(torch.cuda.current_stream())
+                        with torch.cuda.stream(s):
+                            for _ in range(3):
+                                model(static_x)
+                        torch.cuda.current_stream().wait_stream(s)
+                        graph = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(graph):
+                            model(static_x)
+                        fn = graph.replay
+                    elif mode == "compile":
+                        compiled = torch.compile(model, mode="reduce-overhead")
+                        t0 = time.time()
+                        for _ in range(3):
+                            compiled(x)
+                        torch.cuda.synchronize()
+                        compile_s = time.time() - t0
+                        fn = lambda: compiled(x)
+                    else:
+                        sys.exit(f"--modes: unknown mode '{mode}' (eager, graph, compile)")
+                    ms = timed(fn, args.warmup, args.iters, args.blocks, torch)
+                rows.append({"model": name, "framework": "pytorch " + torch.__version__, "mode": mode,
+                             "precision": precision, "batch": 1, "latency_ms": round(ms, 4),
+                             "compile_s": round(compile_s, 1)})
+                print(f"Model: {name} | PyTorch {mode} | Precision: {precision} | Latency: {ms:.3f} ms", flush=True)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    env = {"nvidia_smi": smi, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+           "cuda": torch.version.cuda, "command": " ".join(sys.argv), "clocks_locked": False}
+    os.makedirs(args.out_dir, exist_ok=True)
+    with open(os.path.join(args.out_dir, "pytorch.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.out_dir, "pytorch.json"), "w") as f:
+        json.dump({"environment": env, "rows": rows}, f, indent=1)
+    if args.ours:
+        with open(args.ours) as f:
+            ours = list(csv.DictReader(f))
+        print("\nmodel         ours (policy, ms)                    PyTorch best fp32 (mode, ms)   speedup")
+        for name in args.models.split(","):
+            best = min((r for r in rows if r["model"] == name and r["precision"] == "fp32"),
+                       key=lambda r: r["latency_ms"])
+            for r in ours:
+                if r["model"] == name:
+                    ms = float(r["latency_ms"])
+                    print(f"{name:13s} {r['policy']:14s} {ms:8.3f}            {best['mode']:8s} {best['latency_ms']:8.3f}"
+                          f"        {best['latency_ms'] / ms:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
