@@ -115,12 +115,8 @@ struct Executor::Impl {
   Status prepare_conv(ConvPlan& c, const View& x, const View& y, int stream_index) {
     const int n = opt.batch;
     const auto& a = c.attrs;
-    // At batch 1 a channel slice is contiguous: describe it packed, or cuDNN falls back to its slow
-    // strided kernels (the legacy implicit_convolve_sgemm) for every in-place concat input.
-    const int x_stride = n == 1 ? c.in.c * c.in.h * c.in.w : x.batch_stride();
-    const int y_stride = n == 1 ? c.out.c * c.out.h * c.out.w : y.batch_stride();
-    ASSIGN_OR_RETURN(c.x_desc, make_strided_tensor_desc(n, c.in.c, c.in.h, c.in.w, x_stride));
-    ASSIGN_OR_RETURN(c.y_desc, make_strided_tensor_desc(n, c.out.c, c.out.h, c.out.w, y_stride));
+    ASSIGN_OR_RETURN(c.x_desc, make_strided_tensor_desc(n, c.in.c, c.in.h, c.in.w, x.batch_stride()));
+    ASSIGN_OR_RETURN(c.y_desc, make_strided_tensor_desc(n, c.out.c, c.out.h, c.out.w, y.batch_stride()));
     ASSIGN_OR_RETURN(c.bias_desc, make_tensor_desc(1, c.out.c, 1, 1));
     ASSIGN_OR_RETURN(c.w_desc, make_filter_desc(a.out_channels, c.in.c / a.groups, a.kh, a.kw));
     ASSIGN_OR_RETURN(c.act_desc, make_act_desc(CUDNN_ACTIVATION_RELU));
@@ -133,7 +129,7 @@ struct Executor::Impl {
     const cudnnMathType_t math =
         opt.precision == Precision::kFp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     CHECK_CUDNN(cudnnSetConvolutionMathType(cd, math));
-    const std::string key = conv_key(c, x_stride, y_stride, opt.batch, opt.precision);
+    const std::string key = conv_key(c, x.batch_stride(), y.batch_stride(), opt.batch, opt.precision);
     std::lock_guard<std::mutex> lock(algo_mutex);
     auto it = algo_cache().find(key);
     if (it == algo_cache().end()) {
