@@ -19,13 +19,13 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    exp::Table table({"model", "policy", "batch", "search_s", "stages_measured", "latency_ms", "min_ms", "p90_ms",
+    exp::Table table({"model", "policy", "batch", "search_s", "stages_costed", "latency_ms", "min_ms", "p90_ms",
                       "speedup_vs_sequential", "critical_path_ms", "latency_over_bound", "peak_activation_mib",
                       "no_reuse_mib", "rel_l2_error", "cost_model"});
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
       // IOS-Both searches first, from an empty stage cache, so its search time is the full cost; the
-      // other DP policies then reuse the stages it timed (their stages_measured column says how many
+      // other DP policies then reuse the stages it timed (their stages_costed column says how many
       // they added).
       std::vector<sched::Policy> policies;
       for (const std::string& opt : exp::split_list(opt_list)) {
@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
       for (size_t i : order) {
         ASSIGN_OR_RETURN(scheduled[i], session->optimize(*g, policies[i], batch));
         names[i] = sched::policy_display_name(policies[i]);
-        std::fprintf(stderr, "[%s] %s searched in %.1f s (%lld stages measured)\n", name.c_str(), names[i].c_str(),
-                     scheduled[i].search_s, scheduled[i].stages_measured);
+        std::fprintf(stderr, "[%s] %s searched in %.1f s (%lld stages costed)\n", name.c_str(), names[i].c_str(),
+                     scheduled[i].search_s, scheduled[i].stages_costed);
       }
       ASSIGN_OR_RETURN(double bound, session->critical_path_ms(*g, batch));
       std::vector<const sched::Schedule*> schedules;
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
         if (names[i] == "Sequential") sequential = m[i].median_ms;
       for (size_t i = 0; i < m.size(); ++i) {
         std::printf("%s\n", exp::ios_log_line(name, names[i], batch, scheduled[i].search_s, m[i].median_ms).c_str());
-        table.add({name, names[i], batch, scheduled[i].search_s, scheduled[i].stages_measured, m[i].median_ms,
+        table.add({name, names[i], batch, scheduled[i].search_s, scheduled[i].stages_costed, m[i].median_ms,
                    m[i].min_ms, m[i].p90_ms, sequential > 0 ? sequential / m[i].median_ms : 0.0, bound,
                    m[i].median_ms / bound, m[i].peak_mib, m[i].no_reuse_mib, m[i].error, session->cost_model_name()});
       }

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    exp::Table table({"model", "r", "s", "search_s", "stages_measured", "latency_ms", "cost_model"});
+    exp::Table table({"model", "r", "s", "search_s", "stages_costed", "latency_ms", "cost_model"});
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
       std::vector<exp::Scheduled> scheduled;
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
         const std::string opt = "IOS-Both(r=" + std::to_string(params[i].first) + ", s=" +
                                 std::to_string(params[i].second) + ")";
         std::printf("%s\n", exp::ios_log_line(name, opt, 1, scheduled[i].search_s, m[i].median_ms).c_str());
-        table.add({name, params[i].first, params[i].second, scheduled[i].search_s, scheduled[i].stages_measured,
+        table.add({name, params[i].first, params[i].second, scheduled[i].search_s, scheduled[i].stages_costed,
                    m[i].median_ms, session->cost_model_name()});
       }
       std::fflush(stdout);

@@ -99,6 +99,7 @@ struct Session::Impl {
     std::unique_ptr<sched::StageCache> cache;
   };
   std::map<std::pair<const ir::Graph*, int>, Model> models;
+  std::map<std::pair<const ir::Graph*, int>, Model> bound_models;  // measured, when searches are analytic
   std::map<std::pair<const ir::Graph*, int>, std::vector<float>> reference;  // CPU output per batch
 
   Model make_model(const ir::Graph& g, int batch, const std::string& kind) const {
@@ -178,7 +179,7 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
   Scheduled out;
   out.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.schedule = std::move(result.schedule);
-  out.stages_measured = static_cast<long long>(model->cache->misses() - before);
+  out.stages_costed = static_cast<long long>(model->cache->misses() - before);
   return out;
 }
 
@@ -241,9 +242,11 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
 }
 
 Expected<double> Session::critical_path_ms(const ir::Graph& g, int batch) {
+  // Always measured, whatever model the searches use: the bound is a property of the GPU.
   auto key = std::make_pair(&g, batch);
-  auto it = impl_->models.find(key);
-  if (it == impl_->models.end()) it = impl_->models.emplace(key, impl_->make_model(g, batch, cost_model_)).first;
+  auto& models = cost_model_ == "measured" ? impl_->models : impl_->bound_models;
+  auto it = models.find(key);
+  if (it == models.end()) it = models.emplace(key, impl_->make_model(g, batch, "measured")).first;
   std::vector<double> finish(g.nodes.size(), 0.0);
   double longest = 0;
   // Node ids follow creation order, so producers come first.

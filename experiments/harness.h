@@ -53,7 +53,7 @@ class Table {
 struct Scheduled {
   sched::Schedule schedule;
   double search_s = 0;
-  long long stages_measured = 0;
+  long long stages_costed = 0;  // new stages the cost model had to cost (measured: timed on the GPU)
 };
 
 struct Measured {
