@@ -1,11 +1,9 @@
 // `ios`: the command-line front end. Subcommands: models, export, show.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
-
-#include <chrono>
 
 #include "ir/json_io.h"
 #include "models/models.h"
@@ -294,15 +292,17 @@ int cmd_run(RunArgs& a) {
   if (Status s = (*exec)->set_input(input); !s) return fail(s);
   auto t = (*exec)->time(a.warmup, a.iters);
   if (!t) return fail(t.status());
-  std::printf("Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Mode: %s | Latency: %.3f ms "
-              "(median of %d; min %.3f, p90 %.3f)\n",
-              g->name.c_str(), label.c_str(), options.batch, ios::rt::precision_name(*precision),
-              a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations, t->min_ms, t->p90_ms);
-  std::printf("Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
-              "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
-              plan->streams, plan->launches(), plan->events, (*exec)->activation_bytes() / 1048576.0,
-              (*exec)->activation_bytes_no_reuse() / 1048576.0, (*exec)->memory_plan().elided_concats,
-              (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
+  std::printf(
+      "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Mode: %s | Latency: %.3f ms "
+      "(median of %d; min %.3f, p90 %.3f)\n",
+      g->name.c_str(), label.c_str(), options.batch, ios::rt::precision_name(*precision),
+      a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations, t->min_ms, t->p90_ms);
+  std::printf(
+      "Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
+      "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
+      plan->streams, plan->launches(), plan->events, (*exec)->activation_bytes() / 1048576.0,
+      (*exec)->activation_bytes_no_reuse() / 1048576.0, (*exec)->memory_plan().elided_concats,
+      (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
   std::printf("Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
   if (profiler) {
     auto records = ios::rt::profile_runs(**exec, *profiler, 5);
@@ -315,11 +315,13 @@ int cmd_run(RunArgs& a) {
         last.push_back(k);
         attributed += k.plan_step >= 0;
       }
-    if (Status s = ios::ir::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s) return fail(s);
-    std::printf("Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
-                "summed | mean concurrency %.2f, max %d | %d/%zu kernels attributed to ops | wrote %s\n",
-                u.span_us, 100 * u.busy_fraction, u.kernels, u.kernel_us, u.mean_concurrency, u.max_concurrency,
-                attributed, last.size(), a.trace_file.c_str());
+    if (Status s = ios::ir::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s)
+      return fail(s);
+    std::printf(
+        "Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
+        "summed | mean concurrency %.2f, max %d | %d/%zu kernels attributed to ops | wrote %s\n",
+        u.span_us, 100 * u.busy_fraction, u.kernels, u.kernel_us, u.mean_concurrency, u.max_concurrency, attributed,
+        last.size(), a.trace_file.c_str());
   }
   if (a.check) {
     if (Status s = (*exec)->poison_activations(); !s) return fail(s);

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
       }
       std::vector<size_t> order(policies.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_partition(order.begin(), order.end(), [&](size_t i) { return policies[i] == sched::Policy::kDpBoth; });
+      std::stable_partition(order.begin(), order.end(),
+                            [&](size_t i) { return policies[i] == sched::Policy::kDpBoth; });
       std::vector<exp::Scheduled> scheduled(policies.size());
       std::vector<std::string> names(policies.size());
       for (size_t i : order) {

@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
       for (const auto& s : scheduled) ptrs.push_back(&s.schedule);
       ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, ptrs, 1));
       for (size_t i = 0; i < m.size(); ++i) {
-        const std::string opt = "IOS-Both(r=" + std::to_string(params[i].first) + ", s=" +
-                                std::to_string(params[i].second) + ")";
+        const std::string opt =
+            "IOS-Both(r=" + std::to_string(params[i].first) + ", s=" + std::to_string(params[i].second) + ")";
         std::printf("%s\n", exp::ios_log_line(name, opt, 1, scheduled[i].search_s, m[i].median_ms).c_str());
         table.add({name, params[i].first, params[i].second, scheduled[i].search_s, scheduled[i].stages_costed,
                    m[i].median_ms, session->cost_model_name()});

@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
         ASSIGN_OR_RETURN(exp::Scheduled s, session->optimize(*g, sched::Policy::kDpBoth, b));
         s.schedule.meta.device = rt::device_description();
         sources.push_back("optimised here (" + session->cost_model_name() + " cost model)");
-        RETURN_IF_ERROR(sched::save_schedule(*g, s.schedule,
-                                             args.out_dir + "/" + model + "_bs" + std::to_string(b) + ".json"));
+        RETURN_IF_ERROR(
+            sched::save_schedule(*g, s.schedule, args.out_dir + "/" + model + "_bs" + std::to_string(b) + ".json"));
         schedules.push_back(std::move(s.schedule));
       }
     }

@@ -48,10 +48,11 @@ int main(int argc, char** argv) {
         const std::string display = sched::policy_display_name(policy);
         const std::string trace = name + "_" + sched::policy_flag_name(policy) + ".trace.json";
         RETURN_IF_ERROR(ir::write_text_file(args.out_dir + "/" + trace, rt::chrome_trace_json(*g, plan, last)));
-        std::printf("Model: %s | Optimization: %s | Latency: %.3f ms | GPU busy %.1f%% of %.1f us | mean concurrency "
-                    "%.2f (max %d) | %d kernels\n",
-                    name.c_str(), display.c_str(), t.median_ms, 100 * u.busy_fraction, u.span_us, u.mean_concurrency,
-                    u.max_concurrency, u.kernels);
+        std::printf(
+            "Model: %s | Optimization: %s | Latency: %.3f ms | GPU busy %.1f%% of %.1f us | mean concurrency "
+            "%.2f (max %d) | %d kernels\n",
+            name.c_str(), display.c_str(), t.median_ms, 100 * u.busy_fraction, u.span_us, u.mean_concurrency,
+            u.max_concurrency, u.kernels);
         table.add({name, display, t.median_ms, u.span_us, u.busy_us, u.busy_fraction, u.kernel_us, u.mean_concurrency,
                    u.max_concurrency, u.kernels, attributed, trace});
         std::fflush(stdout);

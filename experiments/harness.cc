@@ -57,12 +57,13 @@ nlohmann::json environment(int argc, char** argv) {
   const std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return {{"device", rt::device_description()},
-          {"libraries", rt::library_versions()},
-          {"nvidia_smi (name, sm clock, max sm clock, mem clock, power, temp, driver)", smi.empty() ? "unavailable" : smi},
-          {"clocks_locked", false},
-          {"command", command},
-          {"date", date}};
+  return {
+      {"device", rt::device_description()},
+      {"libraries", rt::library_versions()},
+      {"nvidia_smi (name, sm clock, max sm clock, mem clock, power, temp, driver)", smi.empty() ? "unavailable" : smi},
+      {"clocks_locked", false},
+      {"command", command},
+      {"date", date}};
 }
 
 void Table::add(const std::vector<nlohmann::json>& row) { rows_.push_back(row); }
@@ -99,7 +100,7 @@ struct Session::Impl {
     std::unique_ptr<sched::StageCache> cache;
   };
   std::map<std::pair<const ir::Graph*, int>, Model> models;
-  std::map<std::pair<const ir::Graph*, int>, Model> bound_models;  // measured, when searches are analytic
+  std::map<std::pair<const ir::Graph*, int>, Model> bound_models;            // measured, when searches are analytic
   std::map<std::pair<const ir::Graph*, int>, std::vector<float>> reference;  // CPU output per batch
 
   Model make_model(const ir::Graph& g, int batch, const std::string& kind) const {
@@ -137,7 +138,8 @@ Expected<const ir::Graph*> Session::model(const std::string& name) {
   auto it = impl_->graphs.find(name);
   if (it == impl_->graphs.end()) {
     models::ModelOptions mo;
-    if (std::filesystem::is_directory(impl_->args.randwire_graphs)) mo.randwire_graphs_dir = impl_->args.randwire_graphs;
+    if (std::filesystem::is_directory(impl_->args.randwire_graphs))
+      mo.randwire_graphs_dir = impl_->args.randwire_graphs;
     ASSIGN_OR_RETURN(ir::Graph g, models::build_model(name, mo));
     it = impl_->graphs.emplace(name, std::make_unique<ir::Graph>(std::move(g))).first;
   }
@@ -210,8 +212,9 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
       out[i].error = reference::relative_l2_error(got, impl_->reference[{&g, batch}]);
       const double tol = impl_->precision == rt::Precision::kFp32 ? 1e-4 : 5e-3;
       RETURN_ERROR_IF(!(out[i].error < tol), ErrorCode::kRuntimeError,
-                      g.name + " schedule " + schedules[i]->meta.policy + ": GPU output differs from the CPU reference " +
-                          "(relative L2 " + std::to_string(out[i].error) + ")");
+                      g.name + " schedule " + schedules[i]->meta.policy +
+                          ": GPU output differs from the CPU reference " + "(relative L2 " +
+                          std::to_string(out[i].error) + ")");
     }
     RETURN_IF_ERROR(exec->set_input(input));
     out[i].peak_mib = double(exec->activation_bytes()) / 1048576.0;

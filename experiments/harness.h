@@ -24,9 +24,9 @@ struct CommonArgs {
   std::string cost_model = "auto";  // measured with a GPU, else analytic
   std::string precision = "fp32";
   std::string randwire_graphs = "../shared/ios_randwire_graphs";
-  int warmup = 50, iters = 100, rounds = 5;    // timing: rounds x iters replays, interleaved
+  int warmup = 50, iters = 100, rounds = 5;                  // timing: rounds x iters replays, interleaved
   int stage_warmup = 2, stage_number = 6, stage_repeat = 6;  // measured cost model (IOS's 2/6/6)
-  int max_part_size = 50;                      // IOS's experiments
+  int max_part_size = 50;                                    // IOS's experiments
   bool check = true;
   void add_to(CLI::App& app);
 };

@@ -24,8 +24,8 @@ Status Context::ensure_streams(int count) {
     CHECK_CUDNN(cudnnSetStream(h, s));
     ASSIGN_OR_RETURN(CublasHandle b, make_cublas());
     CHECK_CUBLAS(cublasSetStream(b, s));
-    CHECK_CUBLAS(cublasSetMathMode(
-        b, precision_ == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
+    CHECK_CUBLAS(
+        cublasSetMathMode(b, precision_ == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
     ASSIGN_OR_RETURN(DeviceMemory cw, device_alloc(kCublasWorkspace));
     CHECK_CUBLAS(cublasSetWorkspace(b, cw.get(), kCublasWorkspace));
     streams_.push_back(std::move(s));

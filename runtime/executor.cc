@@ -15,10 +15,14 @@ namespace {
 
 int act_code(ir::Act a) {
   switch (a) {
-    case ir::Act::kNone: return 0;
-    case ir::Act::kRelu: return 1;
-    case ir::Act::kSigmoid: return 2;
-    case ir::Act::kTanh: return 3;
+    case ir::Act::kNone:
+      return 0;
+    case ir::Act::kRelu:
+      return 1;
+    case ir::Act::kSigmoid:
+      return 2;
+    case ir::Act::kTanh:
+      return 3;
   }
   return 0;
 }
@@ -63,8 +67,9 @@ struct Unit {
 std::string conv_key(const ConvPlan& c, int x_batch_stride, int y_batch_stride, int batch, Precision p) {
   std::ostringstream os;
   const auto& a = c.attrs;
-  os << "n" << x_batch_stride << "/" << y_batch_stride << "|" << batch << "|" << c.in.to_string() << "|" << a.out_channels << "|" << a.kh << "x" << a.kw << "|s" << a.sh << "x"
-     << a.sw << "|p" << a.ph << "x" << a.pw << "|d" << a.dh << "x" << a.dw << "|g" << a.groups << "|" << int(p);
+  os << "n" << x_batch_stride << "/" << y_batch_stride << "|" << batch << "|" << c.in.to_string() << "|"
+     << a.out_channels << "|" << a.kh << "x" << a.kw << "|s" << a.sh << "x" << a.sw << "|p" << a.ph << "x" << a.pw
+     << "|d" << a.dh << "x" << a.dw << "|g" << a.groups << "|" << int(p);
   return os.str();
 }
 
@@ -107,7 +112,8 @@ struct Executor::Impl {
 
   Expected<DeviceMemory> upload(const std::vector<float>& host) {
     ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(host.size() * sizeof(float)));
-    if (!host.empty()) CHECK_CUDA(cudaMemcpy(m.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    if (!host.empty())
+      CHECK_CUDA(cudaMemcpy(m.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
     weight_total += host.size() * sizeof(float);
     return m;
   }
@@ -177,7 +183,8 @@ struct Executor::Impl {
     for (const ir::Term& term : terms) {
       const int count = term[0].channels();
       const View& only = views[size_t(term[0].node)];
-      if (term.size() == 1 && !accumulate && only.base == dst.base && only.begin + term[0].begin == dst.begin + offset) {
+      if (term.size() == 1 && !accumulate && only.base == dst.base &&
+          only.begin + term[0].begin == dst.begin + offset) {
         offset += count;  // its producer wrote it in place (memory plan)
         continue;
       }
@@ -212,9 +219,8 @@ struct Executor::Impl {
     const float one = 1.f, zero = 0.f;
     if (c.attrs.activation == ir::Act::kRelu && c.attrs.has_bias) {
       CHECK_CUDNN(cudnnConvolutionBiasActivationForward(h, &one, c.x_desc, x.data(), c.w_desc, c.weight.get(),
-                                                        c.conv_desc, c.algo, ws, c.workspace, &zero, c.y_desc,
-                                                        y.data(), c.bias_desc, c.bias.get(), c.act_desc, c.y_desc,
-                                                        y.data()));
+                                                        c.conv_desc, c.algo, ws, c.workspace, &zero, c.y_desc, y.data(),
+                                                        c.bias_desc, c.bias.get(), c.act_desc, c.y_desc, y.data()));
       return Status::ok();
     }
     CHECK_CUDNN(cudnnConvolutionForward(h, &one, c.x_desc, x.data(), c.w_desc, c.weight.get(), c.conv_desc, c.algo, ws,
@@ -285,8 +291,12 @@ struct Executor::Impl {
       const sched::PlanStep& st = plan.steps[i];
       cudaStream_t s = stream(st.stream);
       switch (st.kind) {
-        case sched::PlanStep::Kind::kRecord: CHECK_CUDA(cudaEventRecord(events[size_t(st.event)], s)); break;
-        case sched::PlanStep::Kind::kWait: CHECK_CUDA(cudaStreamWaitEvent(s, events[size_t(st.event)], 0)); break;
+        case sched::PlanStep::Kind::kRecord:
+          CHECK_CUDA(cudaEventRecord(events[size_t(st.event)], s));
+          break;
+        case sched::PlanStep::Kind::kWait:
+          CHECK_CUDA(cudaStreamWaitEvent(s, events[size_t(st.event)], 0));
+          break;
         case sched::PlanStep::Kind::kLaunch: {
           if (opt.observer) opt.observer->begin_step(int(i));
           const Status ran = run_unit(units[size_t(unit_of_step[i])], st.stream);
@@ -377,12 +387,14 @@ struct Executor::Impl {
       s.c = out.channels;
       shapes = {s};
     } else {
-      std::visit([&](const auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, ir::ConvAttrs> || std::is_same_v<A, ir::PoolAttrs> ||
-                      std::is_same_v<A, ir::ActivationAttrs> || std::is_same_v<A, ir::LinearAttrs>)
-          ops = {a};
-      }, n.op);
+      std::visit(
+          [&](const auto& a) {
+            using A = std::decay_t<decltype(a)>;
+            if constexpr (std::is_same_v<A, ir::ConvAttrs> || std::is_same_v<A, ir::PoolAttrs> ||
+                          std::is_same_v<A, ir::ActivationAttrs> || std::is_same_v<A, ir::LinearAttrs>)
+              ops = {a};
+          },
+          n.op);
       shapes = {n.output_shape};
     }
     ir::Shape in = n.input_shape;
@@ -392,8 +404,7 @@ struct Executor::Impl {
       st.in = in;
       st.out = shapes[i];
       st.src = src;
-      st.dst = i + 1 == ops.size() ? out
-                                   : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out.h * st.out.w);
+      st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out.h * st.out.w);
       if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.hw};
       if (const auto* c = std::get_if<ir::ConvAttrs>(&st.op)) {
         ConvPlan cp;
@@ -460,7 +471,8 @@ Expected<std::unique_ptr<Executor>> Executor::create(const ir::Graph& g, const i
                                                      const sched::ExecutionPlan& plan, const ExecutorOptions& options) {
   RETURN_IF_ERROR(require_gpu());
   RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
-  RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument, "weights were made for another graph");
+  RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
+                  "weights were made for another graph");
   auto impl = std::make_unique<Impl>();
   impl->g = &g;
   impl->opt = options;
@@ -575,8 +587,8 @@ std::string device_description() {
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
   cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
   std::ostringstream os;
-  os << prop.name << ", " << prop.multiProcessorCount << " SMs, max SM clock " << clock_khz / 1000 << " MHz, memory clock "
-     << mem_khz / 1000 << " MHz";
+  os << prop.name << ", " << prop.multiProcessorCount << " SMs, max SM clock " << clock_khz / 1000
+     << " MHz, memory clock " << mem_khz / 1000 << " MHz";
   return os.str();
 }
 

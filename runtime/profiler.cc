@@ -15,13 +15,15 @@ namespace {
 Status cupti_error(CUptiResult r, const char* call, const char* file, int line) {
   const char* msg = nullptr;
   cuptiGetResultString(r, &msg);
-  return Status(ErrorCode::kRuntimeError, std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                                              ": " + (msg ? msg : "unknown CUPTI error"));
+  std::string text = call;
+  text.append(" failed at ").append(file).append(":").append(std::to_string(line)).append(": ");
+  text.append(msg ? msg : "unknown CUPTI error");
+  return Status(ErrorCode::kRuntimeError, text);
 }
 
-#define CHECK_CUPTI(call)                                                            \
-  do {                                                                               \
-    const CUptiResult ios_err_ = (call);                                             \
+#define CHECK_CUPTI(call)                                                                   \
+  do {                                                                                      \
+    const CUptiResult ios_err_ = (call);                                                    \
     if (ios_err_ != CUPTI_SUCCESS) return cupti_error(ios_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -33,9 +35,9 @@ struct KernelProfiler::State {
   CUpti_SubscriberHandle subscriber = nullptr;
   std::mutex mutex;
   int current_step = -1;
-  std::map<uint64_t, int> node_step;          // graph node id -> plan step (captured)
-  std::map<uint64_t, uint64_t> clone_of;      // instantiated node id -> captured node id
-  std::map<uint32_t, int> correlation_step;   // eager launches: driver API correlation id -> plan step
+  std::map<uint64_t, int> node_step;         // graph node id -> plan step (captured)
+  std::map<uint64_t, uint64_t> clone_of;     // instantiated node id -> captured node id
+  std::map<uint32_t, int> correlation_step;  // eager launches: driver API correlation id -> plan step
   std::vector<KernelRecord> records;
   std::vector<std::pair<uint64_t, uint32_t>> raw_ids;  // per record: graph node id, correlation id
 
@@ -122,10 +124,10 @@ Expected<std::unique_ptr<KernelProfiler>> KernelProfiler::create() {
   RETURN_ERROR_IF(active != nullptr, ErrorCode::kInvalidArgument, "a kernel profiler is already active");
   std::unique_ptr<KernelProfiler> p(new KernelProfiler());
   CHECK_CUPTI(cuptiSubscribe(&p->state_->subscriber, on_callback, nullptr));
-  CHECK_CUPTI(cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                  CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
-  CHECK_CUPTI(cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                  CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  CHECK_CUPTI(
+      cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+  CHECK_CUPTI(
+      cuptiEnableCallback(1, p->state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
   CHECK_CUPTI(cuptiEnableDomain(1, p->state_->subscriber, CUPTI_CB_DOMAIN_DRIVER_API));
   CHECK_CUPTI(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed));
   active = p->state_.get();
@@ -189,7 +191,7 @@ Expected<std::vector<KernelRecord>> profile_runs(Executor& executor, KernelProfi
 }
 
 Expected<sched::ResourceProfile> measure_resource_profile(const ir::Graph& g, const ir::Weights& w,
-                                                         const ExecutorOptions& options) {
+                                                          const ExecutorOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<KernelProfiler> profiler, KernelProfiler::create());
   ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, sched::sequential_schedule(g)));
   ExecutorOptions eager = options;

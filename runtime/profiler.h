@@ -1,7 +1,8 @@
 // CUPTI kernel activity, attributed to plan steps. Create the profiler before the executor and pass
 // it as the executor's LaunchObserver: in eager mode kernels are matched through the correlation ids
 // of the driver launch calls made while a step was issued; in a CUDA graph through the graph nodes
-// CUPTI saw created while a step was being captured (and their clones in the instantiated graph). One profiler at a time per process.
+// CUPTI saw created while a step was being captured (and their clones in the instantiated graph). One profiler at a
+// time per process.
 #pragma once
 
 #include <memory>
@@ -39,6 +40,6 @@ Expected<std::vector<KernelRecord>> profile_runs(Executor& executor, KernelProfi
 
 // Opara's per-op shared-memory profile, measured: the sequential plan run eagerly under CUPTI.
 Expected<sched::ResourceProfile> measure_resource_profile(const ir::Graph& g, const ir::Weights& w,
-                                                         const ExecutorOptions& options);
+                                                          const ExecutorOptions& options);
 
 }  // namespace ios::rt

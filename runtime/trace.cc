@@ -64,7 +64,8 @@ Utilization summarize_utilization(const std::vector<KernelRecord>& records) {
     avg.kernels = u.kernels;
     if (avg.time_at_concurrency_us.size() < u.time_at_concurrency_us.size())
       avg.time_at_concurrency_us.resize(u.time_at_concurrency_us.size(), 0);
-    for (size_t k = 0; k < u.time_at_concurrency_us.size(); ++k) avg.time_at_concurrency_us[k] += u.time_at_concurrency_us[k] / n;
+    for (size_t k = 0; k < u.time_at_concurrency_us.size(); ++k)
+      avg.time_at_concurrency_us[k] += u.time_at_concurrency_us[k] / n;
   }
   avg.busy_fraction = avg.span_us > 0 ? avg.busy_us / avg.span_us : 0;
   avg.mean_concurrency = avg.busy_us > 0 ? avg.kernel_us / avg.busy_us : 0;
@@ -78,7 +79,10 @@ std::string chrome_trace_json(const ir::Graph& g, const sched::ExecutionPlan& pl
   for (const KernelRecord& k : records) origin = std::min(origin, k.start_ns);
   const int unattributed_row = plan.streams;
   for (int s = 0; s <= plan.streams; ++s)
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", s},
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_name"},
+                      {"pid", 0},
+                      {"tid", s},
                       {"args", {{"name", s < plan.streams ? "stream " + std::to_string(s) : "unattributed"}}}});
   for (const KernelRecord& k : records) {
     const bool known = k.plan_step >= 0 && size_t(k.plan_step) < plan.steps.size();

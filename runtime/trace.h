@@ -26,10 +26,10 @@ struct KernelRecord {
 };
 
 struct Utilization {
-  double span_us = 0;         // first kernel start to last kernel end, per inference
-  double busy_us = 0;         // time with at least one kernel running
-  double kernel_us = 0;       // summed kernel durations
-  double busy_fraction = 0;   // busy / span
+  double span_us = 0;           // first kernel start to last kernel end, per inference
+  double busy_us = 0;           // time with at least one kernel running
+  double kernel_us = 0;         // summed kernel durations
+  double busy_fraction = 0;     // busy / span
   double mean_concurrency = 0;  // kernel / busy: kernels running at once, on average while busy
   int max_concurrency = 0;
   int kernels = 0;

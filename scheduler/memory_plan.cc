@@ -14,7 +14,8 @@ size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kA
 // a's stream, by stream order or by waiting on an event recorded after a.
 class HappensBefore {
  public:
-  explicit HappensBefore(const ExecutionPlan& p) : stream_(p.steps.size()), seq_(p.steps.size()), clock_(p.steps.size()) {
+  explicit HappensBefore(const ExecutionPlan& p)
+      : stream_(p.steps.size()), seq_(p.steps.size()), clock_(p.steps.size()) {
     std::vector<std::vector<int>> current(size_t(p.streams), std::vector<int>(size_t(p.streams), 0));
     std::vector<std::vector<int>> recorded(size_t(p.events), std::vector<int>(size_t(p.streams), 0));
     for (size_t i = 0; i < p.steps.size(); ++i) {
@@ -42,13 +43,16 @@ bool writes_strided(const ir::Node& n) {
   switch (n.kind()) {
     case ir::OpKind::kConv:
     case ir::OpKind::kPool:
-    case ir::OpKind::kIdentity: return true;
-    case ir::OpKind::kElement: return n.attrs<ir::ElementAttrs>().op == ir::ElementOp::kAdd;
+    case ir::OpKind::kIdentity:
+      return true;
+    case ir::OpKind::kElement:
+      return n.attrs<ir::ElementAttrs>().op == ir::ElementOp::kAdd;
     case ir::OpKind::kSequential: {
       const ir::SubOp& last = n.attrs<ir::SequentialAttrs>().steps.back();
       return std::holds_alternative<ir::ConvAttrs>(last) || std::holds_alternative<ir::PoolAttrs>(last);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -112,8 +116,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       const bool whole = term.size() == 1 && v.begin == 0 && v.end == g.node(v.node).output_shape.c;
       in_place.push_back(whole && v.node != g.input() && v.node != g.output() && step_of[size_t(v.node)] >= 0 &&
                          single[size_t(v.node)] && alias[size_t(v.node)].concat == ir::kNoNode &&
-                         writes_strided(g.node(v.node)) &&
-                         std::count(seen.begin(), seen.end(), v.node) == 0);
+                         writes_strided(g.node(v.node)) && std::count(seen.begin(), seen.end(), v.node) == 0);
       for (const ir::Value& x : term) seen.push_back(x.node);
     }
     for (size_t k = 0; k < in_place.size(); ++k)  // a producer read twice by the concat is copied
@@ -222,9 +225,9 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     mp.no_reuse_bytes += bytes;
     std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of regions b must not overlap
     for (size_t other : placed) {
-      const bool may_share =
-          options.reuse && !mp.buffer_pinned[b] && !mp.buffer_pinned[other] && done_before(other, b);
-      if (!may_share) busy.emplace_back(mp.buffer_offset[other], mp.buffer_offset[other] + aligned(mp.buffer_bytes[other]));
+      const bool may_share = options.reuse && !mp.buffer_pinned[b] && !mp.buffer_pinned[other] && done_before(other, b);
+      if (!may_share)
+        busy.emplace_back(mp.buffer_offset[other], mp.buffer_offset[other] + aligned(mp.buffer_bytes[other]));
     }
     std::sort(busy.begin(), busy.end());
     size_t offset = 0;

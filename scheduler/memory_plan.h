@@ -22,15 +22,15 @@ struct Placement {
 };
 
 struct LaunchMemory {
-  int input_scratch = -1;          // the op's gathered input (sums and concatenations it reads)
-  std::vector<int> step_buffers;   // sequential ops: outputs of every step but the last
-  bool elided = false;             // a concat whose producers all wrote in place: nothing to launch
+  int input_scratch = -1;         // the op's gathered input (sums and concatenations it reads)
+  std::vector<int> step_buffers;  // sequential ops: outputs of every step but the last
+  bool elided = false;            // a concat whose producers all wrote in place: nothing to launch
 };
 
 struct MemoryOptions {
   int batch = 1;
-  bool reuse = true;           // off: every buffer its own region (the no-reuse baseline)
-  bool keep_all = false;       // every node's output stays readable after a run (per-op tests)
+  bool reuse = true;      // off: every buffer its own region (the no-reuse baseline)
+  bool keep_all = false;  // every node's output stays readable after a run (per-op tests)
   bool elide_concats = true;
 };
 

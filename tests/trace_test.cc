@@ -1,10 +1,11 @@
 // Kernel-record analysis (no GPU needed): utilization arithmetic, the Chrome trace, Opara's profile.
+#include "runtime/trace.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "runtime/trace.h"
 #include "scheduler/policies.h"
 #include "test_graphs.h"
 
