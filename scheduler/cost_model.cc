@@ -46,41 +46,75 @@ void describe_op(std::ostringstream& os, const ir::Node& n) {
 
 }  // namespace
 
+namespace {
+
+// One group's ops: attributes, inputs (ops of this stage by their `local` name, others numbered by
+// first appearance through `outside`, so "two ops read the same tensor" is kept but the tensor's
+// identity is not) and output shapes.
+std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& group,
+                           const std::map<ir::NodeId, std::string>& local, std::map<ir::NodeId, int>& outside) {
+  std::ostringstream os;
+  os << "[";
+  for (ir::NodeId id : group) {
+    const ir::Node& n = g.node(id);
+    describe_op(os, n);
+    os << "<";
+    for (const ir::Term& term : n.inputs) {
+      os << "(";
+      for (const ir::Value& v : term) {
+        if (auto it = local.find(v.node); it != local.end()) {
+          os << "L" << it->second;
+        } else {
+          auto [o, inserted] = outside.emplace(v.node, static_cast<int>(outside.size()));
+          os << "X" << o->second;
+        }
+        os << ":" << v.begin << "-" << v.end << "/" << g.node(v.node).output_shape.to_string() << ",";
+      }
+      os << ")";
+    }
+    os << ">" << n.output_shape.to_string() << ";";
+  }
+  os << "]";
+  return os.str();
+}
+
+std::map<ir::NodeId, std::string> local_names(const std::vector<ir::NodeId>& group, const std::string& prefix) {
+  std::map<ir::NodeId, std::string> names;
+  for (size_t k = 0; k < group.size(); ++k) names[group[k]] = prefix + std::to_string(k);
+  return names;
+}
+
+}  // namespace
+
 std::string stage_signature(const ir::Graph& g, const Stage& stage) {
+  // Concurrent groups that do not read one another run the same in any order: list them in a
+  // canonical order, so a permuted stage is measured once.
+  std::vector<size_t> order(stage.groups.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (stage.kind == StageKind::kConcurrent && stage.groups.size() > 1) {
+    std::vector<std::string> alone(stage.groups.size());
+    bool independent = true;
+    std::map<ir::NodeId, size_t> group_of;
+    for (size_t gi = 0; gi < stage.groups.size(); ++gi)
+      for (ir::NodeId id : stage.groups[gi]) group_of[id] = gi;
+    for (size_t gi = 0; gi < stage.groups.size(); ++gi) {
+      for (ir::NodeId id : stage.groups[gi])
+        for (ir::NodeId p : g.producers(id))
+          if (auto it = group_of.find(p); it != group_of.end() && it->second != gi) independent = false;
+      std::map<ir::NodeId, int> own;
+      alone[gi] = describe_group(g, stage.groups[gi], local_names(stage.groups[gi], ""), own);
+    }
+    if (independent) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return alone[a] < alone[b]; });
+  }
+  std::map<ir::NodeId, std::string> local;
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const auto names = local_names(stage.groups[order[pos]], std::to_string(pos) + ".");
+    local.insert(names.begin(), names.end());
+  }
   std::ostringstream os;
   os << (stage.kind == StageKind::kMerge ? "M" : "P");
-  std::map<ir::NodeId, std::string> local;  // op -> position in the stage ("g0.1")
-  for (size_t gi = 0; gi < stage.groups.size(); ++gi)
-    for (size_t k = 0; k < stage.groups[gi].size(); ++k)
-      local[stage.groups[gi][k]] = std::to_string(gi) + "." + std::to_string(k);
-  // Values read from outside the stage are named by first appearance, so "two ops read the same
-  // tensor" is part of the signature but the tensor's identity is not.
   std::map<ir::NodeId, int> outside;
-  for (size_t gi = 0; gi < stage.groups.size(); ++gi) {
-    os << "[";
-    for (ir::NodeId id : stage.groups[gi]) {
-      const ir::Node& n = g.node(id);
-      describe_op(os, n);
-      os << "<";
-      for (const ir::Term& term : n.inputs) {
-        os << "(";
-        for (const ir::Value& v : term) {
-          auto it = local.find(v.node);
-          if (it != local.end()) {
-            os << "L" << it->second;
-          } else {
-            auto [o, inserted] = outside.emplace(v.node, static_cast<int>(outside.size()));
-            os << "X" << o->second;
-          }
-          const ir::Shape& src = g.node(v.node).output_shape;
-          os << ":" << v.begin << "-" << v.end << "/" << src.to_string() << ",";
-        }
-        os << ")";
-      }
-      os << ">" << n.output_shape.to_string() << ";";
-    }
-    os << "]";
-  }
+  for (size_t gi : order) os << describe_group(g, stage.groups[gi], local, outside);
   return os.str();
 }
 

@@ -276,6 +276,19 @@ TEST(Dp, StageCacheCostsIdenticalCellsOnce) {
   EXPECT_EQ(other_key.size(), 0u);
 }
 
+TEST(StageSignature, IndependentConcurrentGroupsInAnyOrderAreOneStage) {
+  const ir::Graph g = testing::inception_block();
+  // Nodes: 1 = 1x1 (8); 2, 3 = 1x1 (6) -> 3x3; 4, 5, 6 = 1x1 (6) -> 3x3 -> 3x3; 7, 8 = pool -> 1x1.
+  const Stage a{StageKind::kConcurrent, {{1}, {2, 3}, {7, 8}}};
+  const Stage b{StageKind::kConcurrent, {{7, 8}, {1}, {2, 3}}};
+  EXPECT_EQ(stage_signature(g, a), stage_signature(g, b));
+  const Stage shorter{StageKind::kConcurrent, {{1}, {2}}};
+  EXPECT_NE(stage_signature(g, a), stage_signature(g, shorter));
+  // Same shapes, different structure: 2 -> 3 in one group vs 2 and 4 side by side.
+  EXPECT_NE(stage_signature(g, Stage{StageKind::kConcurrent, {{2, 3}}}),
+            stage_signature(g, Stage{StageKind::kConcurrent, {{2}, {4}}}));
+}
+
 // ---------- Opara ----------
 
 // The worked example of the Opara paper's appendix (opara.md §2), node 1 being the input.
