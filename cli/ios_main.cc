@@ -134,6 +134,8 @@ struct OptimizeArgs {
     cmd->add_option("--cost-model", cost_model, "auto (measured with a GPU, else analytic) | analytic | measured");
     cmd->add_option("--precision", precision, "fp32 (strict) | tf32");
     cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
+    cmd->add_flag("!--exhaustive", options.bound_pruning,
+                  "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
   }
 };

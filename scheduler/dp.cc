@@ -1,6 +1,7 @@
 #include "scheduler/dp.h"
 
 #include <algorithm>
+#include <limits>
 #include <bit>
 #include <map>
 #include <unordered_map>
@@ -33,7 +34,7 @@ class PartDp {
       : g_(g), ops_(part), options_(options), model_(model), stats_(stats) {
     std::sort(ops_.begin(), ops_.end());
     n_ = static_cast<int>(ops_.size());
-    std::map<ir::NodeId, int> local;
+    std::map<ir::NodeId, int>& local = local_;
     for (int i = 0; i < n_; ++i) local[ops_[size_t(i)]] = i;
     succ_.assign(size_t(n_), 0);
     pred_.assign(size_t(n_), 0);
@@ -236,19 +237,60 @@ class PartDp {
     return ms;
   }
 
+  // A floor under a concurrent stage's latency from its ops timed alone: a group runs its ops one
+  // after another, and every alone figure carries the stage's fixed overhead, at most the cheapest
+  // op's figure, which the group pays once.
+  Expected<double> stage_floor(Mask t) {
+    if (cheapest_alone_ < 0) {
+      cheapest_alone_ = std::numeric_limits<double>::infinity();
+      for (int i = 0; i < n_; ++i) {
+        ASSIGN_OR_RETURN(double ms, stage_cost(bit(i), false));
+        cheapest_alone_ = std::min(cheapest_alone_, ms);
+      }
+    }
+    double floor = 0;
+    for (const auto& group : to_stage(t, false).groups) {
+      double sum = 0;
+      for (ir::NodeId id : group) {
+        ASSIGN_OR_RETURN(double ms, stage_cost(bit(local_.at(id)), false));
+        sum += ms;
+      }
+      floor = std::max(floor, sum - double(group.size() - 1) * cheapest_alone_);
+    }
+    return floor;
+  }
+
   Expected<double> dp(Mask s) {
     if (s == 0) return 0.0;
     auto it = memo_.find(s);
     if (it != memo_.end()) return it->second.cost;
-    Entry best{0, 0, false};
-    bool found = false;
+    struct Candidate {
+      double lower, rest;
+      Mask ending;
+      bool merge;
+    };
+    std::vector<Candidate> candidates;
     for (const auto& [t, merge] : endings(s)) {
       ++stats_->transitions;
       ASSIGN_OR_RETURN(double rest, dp(s & ~t));
-      ASSIGN_OR_RETURN(double here, stage_cost(t, merge));
-      if (!found || rest + here < best.cost) best = Entry{rest + here, t, merge}, found = true;
+      double floor = 0;
+      if (options_.bound_pruning && !merge) {
+        ASSIGN_OR_RETURN(floor, stage_floor(t));
+      }
+      candidates.push_back({rest + floor, rest, t, merge});
     }
-    RETURN_ERROR_IF(!found, ErrorCode::kInvalidArgument, "DP found no ending (r and s must be at least 1)");
+    RETURN_ERROR_IF(candidates.empty(), ErrorCode::kInvalidArgument, "DP found no ending (r and s must be at least 1)");
+    // Most promising first; once a floor reaches the best so far, no later stage needs costing.
+    if (options_.bound_pruning)
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const Candidate& a, const Candidate& b) { return a.lower < b.lower; });
+    Entry best{0, 0, false};
+    bool found = false;
+    for (const Candidate& c : candidates) {
+      if (options_.bound_pruning && found && c.lower >= best.cost) break;
+      ASSIGN_OR_RETURN(double here, stage_cost(c.ending, c.merge));
+      if (!found || c.rest + here < best.cost) best = Entry{c.rest + here, c.ending, c.merge}, found = true;
+    }
     ++stats_->states;
     memo_.emplace(s, best);
     return best.cost;
@@ -264,6 +306,8 @@ class PartDp {
   std::vector<std::vector<int>> chains_;
   std::unordered_map<Mask, Entry, MaskHash> memo_;
   std::unordered_map<Mask, double, MaskHash> parallel_cost_, merge_cost_;
+  std::map<ir::NodeId, int> local_;
+  double cheapest_alone_ = -1;
 };
 
 }  // namespace

@@ -20,6 +20,9 @@ struct DpOptions {
   int s = 8;                 // max groups per stage
   int max_part_size = 100;   // blocks without explicit parts are cut into chunks of this size
   int batch = 1;
+  // Skip costing a concurrent ending whose floor (its groups' ops timed alone) cannot beat the best
+  // ending found so far. Exact when the cost model never prices a stage under that floor.
+  bool bound_pruning = true;
 };
 
 struct DpStats {

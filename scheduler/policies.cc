@@ -124,6 +124,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
       dp.mode = options.policy == Policy::kDpMerge ? DpMode::kMerge
                 : options.policy == Policy::kDpParallel ? DpMode::kParallel : DpMode::kBoth;
       dp.r = options.r, dp.s = options.s, dp.max_part_size = options.max_part_size, dp.batch = options.batch;
+      dp.bound_pruning = options.bound_pruning;
       for (size_t b = 0; b < g.blocks.size(); ++b) {
         ASSIGN_OR_RETURN(BlockSchedule bs, optimize_block(g, b, dp, model, result.stats));
         s.blocks.push_back(std::move(bs));

@@ -32,13 +32,30 @@ double table_latency(const ir::Graph&, const Stage& st) {
   return 0.2 + static_cast<double>(h % 1000) / 1000.0 * static_cast<double>(ops.size());
 }
 
+// A cost shaped like a GPU's: each op has a fixed work figure, a concurrent stage costs a launch
+// overhead plus its slowest group's summed work, a merge anything. It never prices a concurrent
+// stage under the DP's floor, so bound pruning must stay exact with it.
+double physical_latency(const ir::Graph& g, const Stage& st) {
+  if (st.kind == StageKind::kMerge) return table_latency(g, st);
+  auto work = [](NodeId id) { return 0.1 + double((uint64_t(id) * 0x9E3779B97F4A7C15ull >> 40) % 1000) / 1000.0; };
+  double slowest = 0;
+  for (const auto& group : st.groups) {
+    double sum = 0;
+    for (NodeId id : group) sum += work(id);
+    slowest = std::max(slowest, sum);
+  }
+  return 0.05 + slowest;
+}
+
+using LatencyFn = double (*)(const ir::Graph&, const Stage&);
+
 // Exhaustive optimum over all staged schedules: every stage is a successor-closed subset of the ops
 // left (taken from the back), its weakly connected components are the groups (at most s of at most
 // r ops), or a legal merge of sinks.
 class BruteForce {
  public:
-  BruteForce(const ir::Graph& g, std::vector<NodeId> ops, int r, int s, DpMode mode)
-      : g_(g), ops_(std::move(ops)), r_(r), s_(s), mode_(mode) {
+  BruteForce(const ir::Graph& g, std::vector<NodeId> ops, int r, int s, DpMode mode, LatencyFn latency)
+      : g_(g), ops_(std::move(ops)), r_(r), s_(s), mode_(mode), latency_(latency) {
     n_ = static_cast<int>(ops_.size());
     succ_.assign(size_t(n_), 0);
     for (int i = 0; i < n_; ++i)
@@ -60,9 +77,9 @@ class BruteForce {
         auto comps = components(t);
         bool ok = static_cast<int>(comps.size()) <= s_;
         for (uint32_t c : comps) ok &= std::popcount(c) <= r_;
-        if (ok) best = std::min(best, this->best(s & ~t) + table_latency(g_, concurrent(comps)));
+        if (ok) best = std::min(best, this->best(s & ~t) + latency_(g_, concurrent(comps)));
       } else if (std::popcount(t) == 1) {
-        best = std::min(best, this->best(s & ~t) + table_latency(g_, concurrent({t})));
+        best = std::min(best, this->best(s & ~t) + latency_(g_, concurrent({t})));
       }
       if (mode_ != DpMode::kParallel && std::popcount(t) >= 2) {
         std::vector<NodeId> ids;
@@ -73,7 +90,7 @@ class BruteForce {
             sinks &= (succ_[size_t(i)] & s) == 0;
           }
         if (sinks && can_merge(g_, ids))
-          best = std::min(best, this->best(s & ~t) + table_latency(g_, Stage{StageKind::kMerge, {ids}}));
+          best = std::min(best, this->best(s & ~t) + latency_(g_, Stage{StageKind::kMerge, {ids}}));
       }
     }
     memo_[s] = best;
@@ -113,6 +130,7 @@ class BruteForce {
   std::vector<NodeId> ops_;
   int r_, s_, n_;
   DpMode mode_;
+  LatencyFn latency_;
   std::vector<uint32_t> succ_;
   std::map<uint32_t, double> memo_;
 };
@@ -149,6 +167,7 @@ ir::Graph random_dag(int ops, uint32_t seed) {
 struct BruteCase {
   int r, s;
   DpMode mode;
+  bool bound_pruning = false;  // with the GPU-shaped cost; without it, arbitrary costs
 };
 
 class DpMatchesBruteForce : public ::testing::TestWithParam<BruteCase> {};
@@ -158,22 +177,24 @@ TEST_P(DpMatchesBruteForce, OnRandomDagsUpToTenOps) {
   for (uint32_t seed = 1; seed <= 25; ++seed) {
     const int ops = 4 + int(seed % 7);  // 4..10
     ir::Graph g = random_dag(ops, seed);
-    TableCostModel model(table_latency);
+    const LatencyFn latency = c.bound_pruning ? physical_latency : table_latency;
+    TableCostModel model(latency);
     DpOptions options;
     options.mode = c.mode;
     options.r = c.r;
     options.s = c.s;
+    options.bound_pruning = c.bound_pruning;
     DpStats stats;
     auto bs = optimize_block(g, 0, options, model, stats);
     ASSERT_TRUE(bs) << bs.status().to_string();
-    BruteForce brute(g, g.blocks[0].members(), c.r, c.s, c.mode);
+    BruteForce brute(g, g.blocks[0].members(), c.r, c.s, c.mode, latency);
     const double optimum = brute.best((1u << g.blocks[0].members().size()) - 1);
     EXPECT_NEAR(stats.latency_ms, optimum, 1e-9) << "seed " << seed << " ops " << ops;
     Schedule s;
     s.blocks.push_back(*bs);
     EXPECT_TRUE(validate(g, s).is_ok()) << validate(g, s).to_string();
     double summed = 0;
-    for (const Stage& st : bs->stages) summed += table_latency(g, st);
+    for (const Stage& st : bs->stages) summed += latency(g, st);
     EXPECT_NEAR(summed, optimum, 1e-9) << "the returned schedule must cost what the DP says";
   }
 }
@@ -181,7 +202,31 @@ TEST_P(DpMatchesBruteForce, OnRandomDagsUpToTenOps) {
 INSTANTIATE_TEST_SUITE_P(Bounds, DpMatchesBruteForce,
                          ::testing::Values(BruteCase{10, 10, DpMode::kBoth}, BruteCase{10, 10, DpMode::kParallel},
                                            BruteCase{10, 10, DpMode::kMerge}, BruteCase{2, 2, DpMode::kBoth},
-                                           BruteCase{3, 8, DpMode::kParallel}, BruteCase{1, 3, DpMode::kBoth}));
+                                           BruteCase{3, 8, DpMode::kParallel}, BruteCase{1, 3, DpMode::kBoth},
+                                           BruteCase{10, 10, DpMode::kBoth, true},
+                                           BruteCase{3, 8, DpMode::kParallel, true},
+                                           BruteCase{2, 2, DpMode::kBoth, true}));
+
+TEST(Dp, BoundPruningCostsFewerStagesForTheSameOptimum) {
+  for (const char* name : {"inception_v3", "googlenet", "squeezenet"}) {
+    auto g = models::build_model(name);
+    ASSERT_TRUE(g);
+    double latency[2];
+    int64_t costed[2];
+    for (bool prune : {false, true}) {
+      AnalyticCostModel model;
+      OptimizeOptions options;
+      options.max_part_size = 50;
+      options.bound_pruning = prune;
+      auto r = optimize(*g, options, model);
+      ASSERT_TRUE(r) << r.status().to_string();
+      latency[prune] = r->schedule.meta.latency_ms;
+      costed[prune] = r->stats.stages_costed;
+    }
+    EXPECT_NEAR(latency[1], latency[0], 1e-9) << name;
+    EXPECT_LT(costed[1], costed[0]) << name;
+  }
+}
 
 // ---------- IOS issue #10 ----------
 
