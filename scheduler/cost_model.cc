@@ -25,20 +25,28 @@ void describe_op(std::ostringstream& os, const ir::Node& n) {
        << "c" << p.ceil_mode;
   };
   auto step = [&](const ir::SubOp& s) {
-    if (const auto* c = std::get_if<ir::ConvAttrs>(&s)) conv(*c);
-    else if (const auto* p = std::get_if<ir::PoolAttrs>(&s)) pool(*p);
-    else if (const auto* a = std::get_if<ir::ActivationAttrs>(&s)) os << "act" << int(a->activation);
+    if (const auto* c = std::get_if<ir::ConvAttrs>(&s))
+      conv(*c);
+    else if (const auto* p = std::get_if<ir::PoolAttrs>(&s))
+      pool(*p);
+    else if (const auto* a = std::get_if<ir::ActivationAttrs>(&s))
+      os << "act" << int(a->activation);
     else {
       const auto& l = std::get<ir::LinearAttrs>(s);
       os << "fc" << l.out_features << "b" << l.has_bias << "a" << int(l.activation);
     }
     os << ";";
   };
-  if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) conv(*c);
-  else if (const auto* p = std::get_if<ir::PoolAttrs>(&n.op)) pool(*p);
-  else if (const auto* a = std::get_if<ir::ActivationAttrs>(&n.op)) os << int(a->activation);
-  else if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) os << int(e->op);
-  else if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op)) step(*l);
+  if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op))
+    conv(*c);
+  else if (const auto* p = std::get_if<ir::PoolAttrs>(&n.op))
+    pool(*p);
+  else if (const auto* a = std::get_if<ir::ActivationAttrs>(&n.op))
+    os << int(a->activation);
+  else if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op))
+    os << int(e->op);
+  else if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
+    step(*l);
   else if (const auto* s = std::get_if<ir::SequentialAttrs>(&n.op))
     for (const auto& st : s->steps) step(st);
   os << ")";
@@ -48,11 +56,10 @@ void describe_op(std::ostringstream& os, const ir::Node& n) {
 
 namespace {
 
-// One group's ops: attributes, inputs (ops of this stage by their `local` name, others numbered by
-// first appearance through `outside`, so "two ops read the same tensor" is kept but the tensor's
-// identity is not) and output shapes.
-std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& group,
-                           const std::map<ir::NodeId, std::string>& local, std::map<ir::NodeId, int>& outside) {
+// One group's ops: attributes, inputs and output shapes. An input produced inside the group is named
+// by its position there ("L1"); any other by first appearance in the group ("X0"), whose node is
+// recorded in `outside`, so the caller can say which outside tensors groups share.
+std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& group, std::vector<ir::NodeId>& outside) {
   std::ostringstream os;
   os << "[";
   for (ir::NodeId id : group) {
@@ -62,11 +69,12 @@ std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& gr
     for (const ir::Term& term : n.inputs) {
       os << "(";
       for (const ir::Value& v : term) {
-        if (auto it = local.find(v.node); it != local.end()) {
-          os << "L" << it->second;
+        if (auto it = std::find(group.begin(), group.end(), v.node); it != group.end()) {
+          os << "L" << (it - group.begin());
         } else {
-          auto [o, inserted] = outside.emplace(v.node, static_cast<int>(outside.size()));
-          os << "X" << o->second;
+          auto o = std::find(outside.begin(), outside.end(), v.node);
+          if (o == outside.end()) o = outside.insert(outside.end(), v.node);
+          os << "X" << (o - outside.begin());
         }
         os << ":" << v.begin << "-" << v.end << "/" << g.node(v.node).output_shape.to_string() << ",";
       }
@@ -78,43 +86,40 @@ std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& gr
   return os.str();
 }
 
-std::map<ir::NodeId, std::string> local_names(const std::vector<ir::NodeId>& group, const std::string& prefix) {
-  std::map<ir::NodeId, std::string> names;
-  for (size_t k = 0; k < group.size(); ++k) names[group[k]] = prefix + std::to_string(k);
-  return names;
-}
-
 }  // namespace
 
 std::string stage_signature(const ir::Graph& g, const Stage& stage) {
-  // Concurrent groups that do not read one another run the same in any order: list them in a
-  // canonical order, so a permuted stage is measured once.
-  std::vector<size_t> order(stage.groups.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (stage.kind == StageKind::kConcurrent && stage.groups.size() > 1) {
-    std::vector<std::string> alone(stage.groups.size());
-    bool independent = true;
-    std::map<ir::NodeId, size_t> group_of;
-    for (size_t gi = 0; gi < stage.groups.size(); ++gi)
-      for (ir::NodeId id : stage.groups[gi]) group_of[id] = gi;
-    for (size_t gi = 0; gi < stage.groups.size(); ++gi) {
-      for (ir::NodeId id : stage.groups[gi])
-        for (ir::NodeId p : g.producers(id))
-          if (auto it = group_of.find(p); it != group_of.end() && it->second != gi) independent = false;
-      std::map<ir::NodeId, int> own;
-      alone[gi] = describe_group(g, stage.groups[gi], local_names(stage.groups[gi], ""), own);
-    }
-    if (independent) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return alone[a] < alone[b]; });
-  }
-  std::map<ir::NodeId, std::string> local;
-  for (size_t pos = 0; pos < order.size(); ++pos) {
-    const auto names = local_names(stage.groups[order[pos]], std::to_string(pos) + ".");
-    local.insert(names.begin(), names.end());
-  }
+  // Each group is described on its own; concurrent groups run the same in any order, so they are
+  // listed sorted, and a permuted stage is measured once. Which outside tensors several groups read
+  // (and which group's output another group reads) is kept as a list of (group, input) pairs.
+  const size_t n = stage.groups.size();
+  std::vector<std::string> text(n);
+  std::vector<std::vector<ir::NodeId>> outside(n);
+  for (size_t gi = 0; gi < n; ++gi) text[gi] = describe_group(g, stage.groups[gi], outside[gi]);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (stage.kind == StageKind::kConcurrent)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return text[a] < text[b]; });
   std::ostringstream os;
   os << (stage.kind == StageKind::kMerge ? "M" : "P");
-  std::map<ir::NodeId, int> outside;
-  for (size_t gi : order) os << describe_group(g, stage.groups[gi], local, outside);
+  for (size_t gi : order) os << text[gi];
+  std::map<ir::NodeId, std::vector<std::pair<size_t, size_t>>> readers;  // tensor -> (group position, X index)
+  for (size_t pos = 0; pos < n; ++pos)
+    for (size_t x = 0; x < outside[order[pos]].size(); ++x) readers[outside[order[pos]][x]].emplace_back(pos, x);
+  std::map<ir::NodeId, std::pair<size_t, size_t>> produced;  // op of this stage -> (group position, index)
+  for (size_t pos = 0; pos < n; ++pos)
+    for (size_t k = 0; k < stage.groups[order[pos]].size(); ++k) produced[stage.groups[order[pos]][k]] = {pos, k};
+  std::vector<std::string> links;
+  for (const auto& [tensor, rs] : readers) {
+    auto p = produced.find(tensor);
+    if (rs.size() < 2 && p == produced.end()) continue;
+    std::ostringstream link;
+    if (p != produced.end()) link << "g" << p->second.first << "." << p->second.second << "->";
+    for (const auto& [pos, x] : rs) link << pos << ":" << x << ",";
+    links.push_back(link.str());
+  }
+  std::sort(links.begin(), links.end());
+  for (const std::string& l : links) os << "{" << l << "}";
   return os.str();
 }
 
@@ -122,7 +127,8 @@ AnalyticCostModel::OpEstimate AnalyticCostModel::from_cost(double flops, double 
                                                            double out_elements) const {
   OpEstimate e;
   e.kernels = kernels;
-  e.occupancy = std::clamp(std::ceil(out_elements / params_.work_per_cta) / params_.sm_count, 1.0 / params_.sm_count, 1.0);
+  e.occupancy =
+      std::clamp(std::ceil(out_elements / params_.work_per_cta) / params_.sm_count, 1.0 / params_.sm_count, 1.0);
   // An op that fills only part of the GPU runs at that part of the peak rates.
   const double compute_s = flops / (params_.peak_flops * e.occupancy);
   const double memory_s = bytes / (params_.bandwidth * std::max(e.occupancy, 0.25));

@@ -1,8 +1,8 @@
 #include "scheduler/dp.h"
 
 #include <algorithm>
-#include <limits>
 #include <bit>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -16,9 +16,7 @@ using Mask = unsigned __int128;
 constexpr int kMaxPart = 128;
 
 Mask bit(int i) { return Mask{1} << i; }
-int popcount(Mask m) {
-  return std::popcount(static_cast<uint64_t>(m)) + std::popcount(static_cast<uint64_t>(m >> 64));
-}
+int popcount(Mask m) { return std::popcount(static_cast<uint64_t>(m)) + std::popcount(static_cast<uint64_t>(m >> 64)); }
 struct MaskHash {
   size_t operator()(Mask m) const {
     const auto lo = static_cast<uint64_t>(m), hi = static_cast<uint64_t>(m >> 64);
@@ -34,7 +32,7 @@ class PartDp {
       : g_(g), ops_(part), options_(options), model_(model), stats_(stats) {
     std::sort(ops_.begin(), ops_.end());
     n_ = static_cast<int>(ops_.size());
-    std::map<ir::NodeId, int>& local = local_;
+    std::map<ir::NodeId, int> local;
     for (int i = 0; i < n_; ++i) local[ops_[size_t(i)]] = i;
     succ_.assign(size_t(n_), 0);
     pred_.assign(size_t(n_), 0);
@@ -98,7 +96,18 @@ class PartDp {
         if (t & bit(i)) st.groups[0].push_back(ops_[size_t(i)]);
       return st;
     }
-    // Groups are the weakly connected components of t, ordered by their first op.
+    for (Mask comp : components(t)) {
+      std::vector<ir::NodeId> group;
+      for (int i = 0; i < n_; ++i)
+        if (comp & bit(i)) group.push_back(ops_[size_t(i)]);
+      st.groups.push_back(std::move(group));
+    }
+    return st;
+  }
+
+  // The weakly connected components of t (a concurrent stage's groups), ordered by their first op.
+  std::vector<Mask> components(Mask t) const {
+    std::vector<Mask> out;
     Mask left = t;
     while (left) {
       int first = 0;
@@ -111,13 +120,10 @@ class PartDp {
         frontier = next & ~comp;
         comp |= next;
       }
-      std::vector<ir::NodeId> group;
-      for (int i = 0; i < n_; ++i)
-        if (comp & bit(i)) group.push_back(ops_[size_t(i)]);
-      st.groups.push_back(std::move(group));
+      out.push_back(comp);
       left &= ~comp;
     }
-    return st;
+    return out;
   }
 
  private:
@@ -136,7 +142,8 @@ class PartDp {
         if (!(left & bit(i))) continue;
         len[size_t(i)] = 1;
         for (int j = i + 1; j < n_; ++j)
-          if ((left & bit(j)) && (desc_[size_t(i)] & bit(j))) len[size_t(i)] = std::max(len[size_t(i)], len[size_t(j)] + 1);
+          if ((left & bit(j)) && (desc_[size_t(i)] & bit(j)))
+            len[size_t(i)] = std::max(len[size_t(i)], len[size_t(j)] + 1);
       }
       int cur = -1;
       for (int i = 0; i < n_; ++i)
@@ -166,7 +173,8 @@ class PartDp {
         if (s & bit(op)) prefix.push_back(op);
       if (prefix.empty()) continue;
       std::vector<Mask> closures;
-      for (int k = static_cast<int>(prefix.size()) - 1; k >= 0 && static_cast<int>(prefix.size()) - k <= options_.r; --k) {
+      for (int k = static_cast<int>(prefix.size()) - 1; k >= 0 && static_cast<int>(prefix.size()) - k <= options_.r;
+           --k) {
         const Mask c = desc_[size_t(prefix[size_t(k)])] & s;
         if (popcount(c) <= options_.r) closures.push_back(c);
       }
@@ -193,8 +201,10 @@ class PartDp {
       std::vector<Mask> next;
       Mask merged = closure;
       for (Mask gm : groups) {
-        if (gm & merged) merged |= gm;
-        else next.push_back(gm);
+        if (gm & merged)
+          merged |= gm;
+        else
+          next.push_back(gm);
       }
       if (popcount(merged) > options_.r) continue;
       next.push_back(merged);
@@ -241,22 +251,23 @@ class PartDp {
   // after another, and every alone figure carries the stage's fixed overhead, at most the cheapest
   // op's figure, which the group pays once.
   Expected<double> stage_floor(Mask t) {
-    if (cheapest_alone_ < 0) {
+    if (alone_.empty()) {
       cheapest_alone_ = std::numeric_limits<double>::infinity();
       for (int i = 0; i < n_; ++i) {
         ASSIGN_OR_RETURN(double ms, stage_cost(bit(i), false));
+        alone_.push_back(ms);
         cheapest_alone_ = std::min(cheapest_alone_, ms);
       }
     }
+    if (auto it = floor_.find(t); it != floor_.end()) return it->second;
     double floor = 0;
-    for (const auto& group : to_stage(t, false).groups) {
+    for (Mask comp : components(t)) {
       double sum = 0;
-      for (ir::NodeId id : group) {
-        ASSIGN_OR_RETURN(double ms, stage_cost(bit(local_.at(id)), false));
-        sum += ms;
-      }
-      floor = std::max(floor, sum - double(group.size() - 1) * cheapest_alone_);
+      for (int i = 0; i < n_; ++i)
+        if (comp & bit(i)) sum += alone_[size_t(i)];
+      floor = std::max(floor, sum - double(popcount(comp) - 1) * cheapest_alone_);
     }
+    floor_.emplace(t, floor);
     return floor;
   }
 
@@ -306,8 +317,9 @@ class PartDp {
   std::vector<std::vector<int>> chains_;
   std::unordered_map<Mask, Entry, MaskHash> memo_;
   std::unordered_map<Mask, double, MaskHash> parallel_cost_, merge_cost_;
-  std::map<ir::NodeId, int> local_;
-  double cheapest_alone_ = -1;
+  std::vector<double> alone_;  // each op timed alone, for floors
+  double cheapest_alone_ = 0;
+  std::unordered_map<Mask, double, MaskHash> floor_;
 };
 
 }  // namespace
@@ -327,8 +339,9 @@ std::vector<std::vector<ir::NodeId>> block_parts(const ir::Graph& g, size_t bloc
 Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options,
                      CostModel& model, std::vector<Stage>& out, DpStats& stats) {
   RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
-  RETURN_ERROR_IF(part.size() > static_cast<size_t>(kMaxPart), ErrorCode::kInvalidArgument,
-                  "a part has " + std::to_string(part.size()) + " ops; the DP handles at most 128 (lower --max-part-size)");
+  RETURN_ERROR_IF(
+      part.size() > static_cast<size_t>(kMaxPart), ErrorCode::kInvalidArgument,
+      "a part has " + std::to_string(part.size()) + " ops; the DP handles at most 128 (lower --max-part-size)");
   PartDp dp(g, part, options, &model, &stats);
   return dp.solve(out);
 }

@@ -269,8 +269,8 @@ TEST_P(PolicyProperties, EverySchedulesValidatesAndDpBeatsBaselines) {
   AnalyticCostModel analytic;
   StageCache model(analytic, "test");
   std::map<Policy, double> latency;
-  for (Policy p : {Policy::kSequential, Policy::kGreedy, Policy::kDpMerge, Policy::kDpParallel, Policy::kDpBoth,
-                   Policy::kOpara}) {
+  for (Policy p :
+       {Policy::kSequential, Policy::kGreedy, Policy::kDpMerge, Policy::kDpParallel, Policy::kDpBoth, Policy::kOpara}) {
     OptimizeOptions options;
     options.policy = p;
     options.max_part_size = 50;
@@ -372,7 +372,8 @@ TEST(Opara, WorkedExampleGivesFiveStreamsAndTheListedWaits) {
   for (NodeId v = 1; v < 13; ++v)
     for (NodeId u : g.producers(v))
       if (stream[size_t(u)] != stream[size_t(v)]) waits.insert({u + 1, v + 1});
-  const std::set<std::pair<int, int>> expected = {{1, 3}, {1, 4}, {4, 8}, {7, 10}, {8, 12}, {10, 13}, {11, 13}, {12, 13}};
+  const std::set<std::pair<int, int>> expected = {{1, 3},  {1, 4},   {4, 8},   {7, 10},
+                                                  {8, 12}, {10, 13}, {11, 13}, {12, 13}};
   EXPECT_EQ(waits, expected);
 }
 
@@ -424,8 +425,10 @@ TEST(ScheduleFile, RoundTripsStagedAndStreamSchedules) {
 Status check_stages(const ir::Graph& g, const std::string& stages_json, const std::string& kinds = "") {
   nlohmann::json j = schedule_to_json(g, sequential_schedule(g));
   j["blocks"][0]["stages"] = nlohmann::json::parse(stages_json);
-  if (!kinds.empty()) j["blocks"][0]["stage_kinds"] = nlohmann::json::parse(kinds);
-  else j["blocks"][0].erase("stage_kinds");
+  if (!kinds.empty())
+    j["blocks"][0]["stage_kinds"] = nlohmann::json::parse(kinds);
+  else
+    j["blocks"][0].erase("stage_kinds");
   return schedule_from_json(g, j).status();
 }
 
@@ -447,7 +450,8 @@ TEST(ScheduleValidation, RejectsEachBrokenRule) {
                                R"(["parallel", "merge", "parallel", "parallel", "parallel"])"),
                   "merge stage 1: op '5' does not read exactly the same single value");
   expect_rejected(check_stages(g, R"([[["1"]], [["2"], ["3"], ["9"]], [["4"]], [["6"]]])"), "unknown op '9'");
-  EXPECT_TRUE(check_stages(g, R"([[["1", "5"]], [["2", "3"]], [["4"]], [["6"]]])", R"(["parallel", "merge", "parallel", "parallel"])")
+  EXPECT_TRUE(check_stages(g, R"([[["1", "5"]], [["2", "3"]], [["4"]], [["6"]]])",
+                           R"(["parallel", "merge", "parallel", "parallel"])")
                   .is_ok());
 }
 
