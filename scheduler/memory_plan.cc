@@ -214,30 +214,48 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
         if (!hb.before(a, b)) return false;
     return true;
   };
-  std::vector<size_t> order(n_buffers);
-  std::iota(order.begin(), order.end(), size_t{0});
+  for (size_t b = 0; b < n_buffers; ++b) mp.no_reuse_bytes += aligned(mp.buffer_bytes[b]);
+  // Two buffers may share memory when every access of one happens before every access of the other.
+  std::vector<std::vector<bool>> may_share(n_buffers, std::vector<bool>(n_buffers, false));
+  for (size_t a = 0; a < n_buffers; ++a)
+    for (size_t b = a + 1; b < n_buffers; ++b)
+      may_share[a][b] = may_share[b][a] = options.reuse && !mp.buffer_pinned[a] && !mp.buffer_pinned[b] &&
+                                          (done_before(a, b) || done_before(b, a));
+  // First fit in a given order; two orders are tried (first access, then largest first) and the
+  // smaller arena is kept.
+  auto first_fit = [&](const std::vector<size_t>& order, std::vector<size_t>& offsets) {
+    offsets.assign(n_buffers, 0);
+    size_t arena = 0;
+    std::vector<size_t> placed;
+    for (size_t b : order) {
+      const size_t bytes = aligned(mp.buffer_bytes[b]);
+      std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of regions b must not overlap
+      for (size_t other : placed)
+        if (!may_share[b][other]) busy.emplace_back(offsets[other], offsets[other] + aligned(mp.buffer_bytes[other]));
+      std::sort(busy.begin(), busy.end());
+      size_t offset = 0;
+      for (const auto& [begin, end] : busy) {
+        if (begin >= offset + bytes) break;
+        offset = std::max(offset, end);
+      }
+      offsets[b] = offset;
+      arena = std::max(arena, offset + bytes);
+      placed.push_back(b);
+    }
+    return arena;
+  };
+  std::vector<size_t> by_time(n_buffers), by_size(n_buffers);
+  std::iota(by_time.begin(), by_time.end(), size_t{0});
   auto first_access = [&](size_t b) { return access[b].empty() ? -1 : access[b].front(); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first_access(a) < first_access(b); });
-  mp.buffer_offset.assign(n_buffers, 0);
-  std::vector<size_t> placed;
-  for (size_t b : order) {
-    const size_t bytes = aligned(mp.buffer_bytes[b]);
-    mp.no_reuse_bytes += bytes;
-    std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of regions b must not overlap
-    for (size_t other : placed) {
-      const bool may_share = options.reuse && !mp.buffer_pinned[b] && !mp.buffer_pinned[other] && done_before(other, b);
-      if (!may_share)
-        busy.emplace_back(mp.buffer_offset[other], mp.buffer_offset[other] + aligned(mp.buffer_bytes[other]));
-    }
-    std::sort(busy.begin(), busy.end());
-    size_t offset = 0;
-    for (const auto& [begin, end] : busy) {
-      if (begin >= offset + bytes) break;
-      offset = std::max(offset, end);
-    }
-    mp.buffer_offset[b] = offset;
-    mp.arena_bytes = std::max(mp.arena_bytes, offset + bytes);
-    placed.push_back(b);
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return first_access(a) < first_access(b); });
+  by_size = by_time;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](size_t a, size_t b) { return mp.buffer_bytes[a] > mp.buffer_bytes[b]; });
+  std::vector<size_t> size_offsets;
+  mp.arena_bytes = first_fit(by_time, mp.buffer_offset);
+  if (const size_t arena = first_fit(by_size, size_offsets); arena < mp.arena_bytes) {
+    mp.arena_bytes = arena;
+    mp.buffer_offset = std::move(size_offsets);
   }
   return mp;
 }
