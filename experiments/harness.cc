@@ -68,6 +68,20 @@ nlohmann::json environment(int argc, char** argv) {
 
 void Table::add(const std::vector<nlohmann::json>& row) { rows_.push_back(row); }
 
+namespace {
+
+// RFC 4180: text with a comma, quote or line break is quoted, its quotes doubled.
+std::string csv_field(const nlohmann::json& value) {
+  if (!value.is_string()) return value.dump();
+  const std::string text = value.get<std::string>();
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+}  // namespace
+
 Status Table::write(const std::string& dir, const std::string& stem, const nlohmann::json& env) const {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -79,7 +93,7 @@ Status Table::write(const std::string& dir, const std::string& stem, const nlohm
   for (const auto& row : rows_) {
     nlohmann::json obj;
     for (size_t c = 0; c < row.size() && c < columns_.size(); ++c) {
-      csv << (c ? "," : "") << (row[c].is_string() ? row[c].get<std::string>() : row[c].dump());
+      csv << (c ? "," : "") << csv_field(row[c]);
       obj[columns_[c]] = row[c];
     }
     csv << "\n";
