@@ -22,7 +22,6 @@ class Context {
   Status ensure_streams(int count);
   // The workspace of `stream`, at least `bytes` large.
   Expected<void*> workspace(int stream, size_t bytes);
-  size_t workspace_bytes(int stream) const { return workspace_size_[size_t(stream)]; }
 
   Precision precision() const { return precision_; }
   int streams() const { return static_cast<int>(streams_.size()); }

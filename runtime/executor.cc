@@ -574,7 +574,6 @@ size_t Executor::workspace_bytes() const {
 }
 size_t Executor::weight_bytes() const { return impl_->weight_total; }
 const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }
-cudaStream_t Executor::main_stream() const { return impl_->stream(0); }
 
 std::string device_description() {
   int dev = 0;

@@ -67,7 +67,6 @@ class Executor {
   size_t workspace_bytes() const;            // convolution workspaces, summed over streams
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
-  cudaStream_t main_stream() const;
 
   struct Impl;
 

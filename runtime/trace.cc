@@ -92,7 +92,8 @@ std::string chrome_trace_json(const ir::Graph& g, const sched::ExecutionPlan& pl
                            {"block", {k.block[0], k.block[1], k.block[2]}},
                            {"registers", k.registers},
                            {"shared_memory", k.static_shared + k.dynamic_shared},
-                           {"inference", k.replay}};
+                           {"inference", k.replay},
+                           {"cuda_stream", k.device_stream}};
     if (st && st->stage >= 0) args["stage"] = st->stage;
     events.push_back({{"ph", "X"},
                       {"name", st ? step_label(g, *st) : k.name},
