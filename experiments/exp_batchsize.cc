@@ -12,13 +12,13 @@ int main(int argc, char** argv) {
   app.add_option("--opt", opt_list, "comma-separated policies");
   CLI11_PARSE(app, argc, argv);
   return exp::run_main([&]() -> Status {
+    ASSIGN_OR_RETURN(std::vector<int> batch_sizes, exp::parse_positive_list(batches, "--batches"));
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model));
     exp::Table table({"model", "policy", "batch", "search_s", "latency_ms", "throughput_img_s", "speedup_vs_sequential",
                       "peak_activation_mib", "rel_l2_error", "cost_model"});
-    for (const std::string& b : exp::split_list(batches)) {
-      const int batch = std::stoi(b);
+    for (const int batch : batch_sizes) {
       std::vector<exp::Scheduled> scheduled;
       std::vector<std::string> names;
       for (const std::string& opt : exp::split_list(opt_list)) {

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.add_option("--s", ss, "values of s");
   CLI11_PARSE(app, argc, argv);
   return exp::run_main([&]() -> Status {
+    ASSIGN_OR_RETURN(std::vector<int> r_values, exp::parse_positive_list(rs, "--r"));
+    ASSIGN_OR_RETURN(std::vector<int> s_values, exp::parse_positive_list(ss, "--s"));
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     exp::Table table({"model", "r", "s", "search_s", "stages_costed", "latency_ms", "cost_model"});
@@ -20,9 +22,9 @@ int main(int argc, char** argv) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
       std::vector<exp::Scheduled> scheduled;
       std::vector<std::pair<int, int>> params;
-      for (const std::string& r : exp::split_list(rs))
-        for (const std::string& s : exp::split_list(ss)) {
-          params.emplace_back(std::stoi(r), std::stoi(s));
+      for (const int r : r_values)
+        for (const int s : s_values) {
+          params.emplace_back(r, s);
           ASSIGN_OR_RETURN(exp::Scheduled x,
                            session->optimize(*g, sched::Policy::kDpBoth, 1, params.back().first, params.back().second,
                                              /*fresh=*/true));

@@ -17,12 +17,11 @@ int main(int argc, char** argv) {
   app.add_option("--schedule-dir", schedule_dir, "use <model>_bs<B>.json schedules from here (e.g. another GPU)");
   CLI11_PARSE(app, argc, argv);
   return exp::run_main([&]() -> Status {
+    ASSIGN_OR_RETURN(std::vector<int> bs, exp::parse_positive_list(batches, "--batches"));
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model));
     exp::Table table({"model", "optimized_for_batch", "executed_batch", "latency_ms", "schedule_source"});
-    std::vector<int> bs;
-    for (const std::string& b : exp::split_list(batches)) bs.push_back(std::stoi(b));
     std::vector<sched::Schedule> schedules;
     std::vector<std::string> sources;
     for (int b : bs) {

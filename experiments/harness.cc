@@ -289,6 +289,24 @@ std::vector<std::string> split_list(const std::string& csv) {
   return out;
 }
 
+Expected<std::vector<int>> parse_positive_list(const std::string& csv, const std::string& flag) {
+  std::vector<int> out;
+  for (const std::string& item : split_list(csv)) {
+    size_t used = 0;
+    int value = 0;
+    try {
+      value = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    RETURN_ERROR_IF(used != item.size() || value < 1, ErrorCode::kInvalidArgument,
+                    flag + " must list positive integers, got '" + item + "'");
+    out.push_back(value);
+  }
+  RETURN_ERROR_IF(out.empty(), ErrorCode::kInvalidArgument, flag + " is empty");
+  return out;
+}
+
 int run_main(const std::function<Status()>& body) {
   const Status s = body();
   if (!s) {

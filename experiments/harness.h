@@ -91,6 +91,8 @@ class Session {
 };
 
 std::vector<std::string> split_list(const std::string& csv);
+// "1,16,32" -> {1, 16, 32}; every item a positive integer, else an error naming `flag`.
+Expected<std::vector<int>> parse_positive_list(const std::string& csv, const std::string& flag);
 // Runs a main body, printing the error and returning 1 when it fails.
 int run_main(const std::function<Status()>& body);
 
