@@ -40,20 +40,16 @@ Expected<CublasHandle> make_cublas() {
   return CublasHandle(h);
 }
 
-Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w) {
-  cudnnTensorDescriptor_t d = nullptr;
-  CHECK_CUDNN(cudnnCreateTensorDescriptor(&d));
-  TensorDesc owned(d);
-  CHECK_CUDNN(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
-  return owned;
-}
-
 Expected<TensorDesc> make_strided_tensor_desc(int n, int c, int h, int w, int batch_stride) {
   cudnnTensorDescriptor_t d = nullptr;
   CHECK_CUDNN(cudnnCreateTensorDescriptor(&d));
   TensorDesc owned(d);
   CHECK_CUDNN(cudnnSetTensor4dDescriptorEx(d, CUDNN_DATA_FLOAT, n, c, h, w, batch_stride, h * w, w, 1));
   return owned;
+}
+
+Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w) {
+  return make_strided_tensor_desc(n, c, h, w, c * h * w);
 }
 
 Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w) {
@@ -84,8 +80,8 @@ Status require_gpu() {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
     cudaGetLastError();
-    return Status(ErrorCode::kUnavailable, std::string("no usable CUDA GPU (") +
-                                               (e == cudaSuccess ? "no device" : cudaGetErrorString(e)) + ")");
+    return Status(ErrorCode::kUnavailable,
+                  std::string("no usable CUDA GPU (") + (e == cudaSuccess ? "no device" : cudaGetErrorString(e)) + ")");
   }
   return Status::ok();
 }

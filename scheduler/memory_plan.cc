@@ -104,7 +104,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   std::vector<Alias> alias(n_nodes);
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const PlanStep& st = plan.steps[i];
-    if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1 || !options.elide_concats) continue;
+    if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
     const ir::NodeId t = st.ops[0];
     const ir::Node& node = g.node(t);
     if (!node.is<ir::IdentityAttrs>() || node.inputs.size() < 2) continue;
@@ -219,8 +219,8 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   std::vector<std::vector<bool>> may_share(n_buffers, std::vector<bool>(n_buffers, false));
   for (size_t a = 0; a < n_buffers; ++a)
     for (size_t b = a + 1; b < n_buffers; ++b)
-      may_share[a][b] = may_share[b][a] = options.reuse && !mp.buffer_pinned[a] && !mp.buffer_pinned[b] &&
-                                          (done_before(a, b) || done_before(b, a));
+      may_share[a][b] = may_share[b][a] =
+          options.reuse && !mp.buffer_pinned[a] && !mp.buffer_pinned[b] && (done_before(a, b) || done_before(b, a));
   // First fit in a given order; two orders are tried (first access, then largest first) and the
   // smaller arena is kept.
   auto first_fit = [&](const std::vector<size_t>& order, std::vector<size_t>& offsets) {
@@ -247,7 +247,8 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   std::vector<size_t> by_time(n_buffers), by_size(n_buffers);
   std::iota(by_time.begin(), by_time.end(), size_t{0});
   auto first_access = [&](size_t b) { return access[b].empty() ? -1 : access[b].front(); };
-  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return first_access(a) < first_access(b); });
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](size_t a, size_t b) { return first_access(a) < first_access(b); });
   by_size = by_time;
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](size_t a, size_t b) { return mp.buffer_bytes[a] > mp.buffer_bytes[b]; });

@@ -31,7 +31,6 @@ struct MemoryOptions {
   int batch = 1;
   bool reuse = true;      // off: every buffer its own region (the no-reuse baseline)
   bool keep_all = false;  // every node's output stays readable after a run (per-op tests)
-  bool elide_concats = true;
 };
 
 struct MemoryPlan {
