@@ -1,6 +1,8 @@
 // `ios`: the command-line front end. Subcommands: models, export, show.
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -23,6 +25,12 @@ namespace {
 using ios::Expected;
 using ios::Status;
 using ios::ir::Graph;
+
+#ifdef IOS_WITH_RUNTIME
+using ContextPtr = Expected<std::shared_ptr<ios::rt::Context>>;
+#else
+using ContextPtr = Expected<int>;  // no runtime: never asked for
+#endif
 
 int fail(const Status& s) {
   std::fprintf(stderr, "ios: error: %s\n", s.to_string().c_str());
@@ -87,18 +95,35 @@ int cmd_show(const Graph& g, const std::string& dot_file) {
   return 0;
 }
 
+#ifdef IOS_WITH_RUNTIME
+// One context per process: streams, handles and the convolution kernels (tuned once, persisted).
+Expected<std::shared_ptr<ios::rt::Context>> make_context(const ios::ExecConfig& config, const std::string& engine,
+                                                         const std::string& kernel_cache, bool verbose) {
+  auto e = ios::rt::parse_conv_engine(engine);
+  if (!e) return e.status();
+  ios::rt::ContextOptions co;
+  co.dtype = config.dtype;
+  co.math = config.math;
+  co.conv_engine = *e;
+  co.kernel_cache_path = kernel_cache == "none" ? "" : kernel_cache;
+  co.verbose = verbose;
+  return ios::rt::Context::create(co);
+}
+#endif
+
 // `auto` picks the measured model where a GPU runtime and a GPU exist, else the analytic one.
 Expected<std::unique_ptr<ios::sched::CostModel>> make_cost_model(const Graph& g, std::string kind,
-                                                                 const std::string& precision) {
+                                                                 const ios::ExecConfig& config,
+                                                                 const std::function<ContextPtr()>& context) {
 #ifdef IOS_WITH_RUNTIME
   if (kind == "auto") kind = ios::rt::gpu_available() ? "measured" : "analytic";
   if (kind == "measured") {
     if (Status s = ios::rt::require_gpu(); !s) return s.with_context("--cost-model measured");
-    auto p = ios::rt::parse_precision(precision);
-    if (!p) return p.status();
+    ContextPtr ctx = context();
+    if (!ctx) return ctx.status();
     ios::rt::MeasuredCostModel::Params params;
-    params.precision = *p;
-    return std::unique_ptr<ios::sched::CostModel>(new ios::rt::MeasuredCostModel(g, params));
+    params.config = config;
+    return std::unique_ptr<ios::sched::CostModel>(new ios::rt::MeasuredCostModel(g, params, *ctx));
   }
 #else
   if (kind == "auto") kind = "analytic";
@@ -111,11 +136,23 @@ Expected<std::unique_ptr<ios::sched::CostModel>> make_cost_model(const Graph& g,
                     "--cost-model must be analytic, measured or auto, got '" + kind + "'");
 }
 
+std::string default_kernel_cache() {
+#ifdef IOS_WITH_RUNTIME
+  return ios::rt::default_kernel_cache_path();
+#else
+  return "none";
+#endif
+}
+
 struct OptimizeArgs {
   GraphSource src;
   std::string policy = "dp_parallel_merge";
   std::string cost_model = "auto";
   std::string precision = "fp32";
+  std::string layout = "auto";
+  std::string conv_engine = "graph";
+  std::string kernel_cache;
+  bool verbose = false;
   std::string out;
   std::string stage_cache;
   ios::sched::OptimizeOptions options;
@@ -132,13 +169,47 @@ struct OptimizeArgs {
         ->check(CLI::Range(1, 128));
     cmd->add_option("--greedy-streams", options.greedy_max_streams, "greedy's stream cap")->check(CLI::PositiveNumber);
     cmd->add_option("--cost-model", cost_model, "auto (measured with a GPU, else analytic) | analytic | measured");
-    cmd->add_option("--precision", precision, "fp32 (strict) | tf32");
+    cmd->add_option("--precision", precision, "fp32 (strict) | tf32 | fp16 | bf16")->capture_default_str();
+    cmd->add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores, else nchw)")
+        ->capture_default_str();
+    cmd->add_option("--conv-engine", conv_engine, "graph (cudnn-frontend, autotuned) | legacy (cudnnFind)")
+        ->capture_default_str();
+    kernel_cache = default_kernel_cache();
+    cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")
+        ->capture_default_str();
+    cmd->add_flag("--verbose", verbose, "report each convolution's engine and every fallback");
     cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
   }
 };
+
+// The run's configuration and, on first use, its GPU context (made once, shared by the measured
+// cost model, Opara's profile and the executor).
+struct Session {
+  ios::ExecConfig config;
+  const OptimizeArgs* args = nullptr;
+  std::optional<ContextPtr> context_;
+
+  ContextPtr context() {
+#ifdef IOS_WITH_RUNTIME
+    if (!context_) context_ = make_context(config, args->conv_engine, args->kernel_cache, args->verbose);
+    return *context_;
+#else
+    return ios::error(ios::ErrorCode::kUnavailable, "this build has no GPU runtime");
+#endif
+  }
+};
+
+Expected<Session> make_session(const OptimizeArgs& a) {
+  auto config = ios::make_exec_config(a.precision, a.layout, a.options.batch);
+  if (!config) return config.status();
+  Session s;
+  s.config = *config;
+  s.args = &a;
+  return s;
+}
 
 std::string display_name(const OptimizeArgs& a, ios::sched::Policy p) {
   std::string name = ios::sched::policy_display_name(p);
@@ -150,15 +221,15 @@ std::string display_name(const OptimizeArgs& a, ios::sched::Policy p) {
 
 // Opara orders launches by each op's shared memory: measured with CUPTI where there is a GPU (and
 // the cost model is not forced to the analytic one), else estimated (noted in the schedule).
-Status attach_opara_profile(const Graph& g, OptimizeArgs& a) {
+Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
   if (a.options.policy != ios::sched::Policy::kOpara || a.cost_model == "analytic") return Status::ok();
 #ifdef IOS_WITH_RUNTIME
   if (!ios::rt::gpu_available()) return Status::ok();
-  auto precision = ios::rt::parse_precision(a.precision);
-  if (!precision) return precision.status();
+  auto ctx = session.context();
+  if (!ctx) return ctx.status();
   ios::rt::ExecutorOptions eo;
-  eo.batch = a.options.batch;
-  eo.precision = *precision;
+  eo.config = session.config;
+  eo.context = *ctx;
   auto profile = ios::rt::measure_resource_profile(g, ios::ir::make_weights(g), eo);
   if (!profile) return profile.status().with_context("Opara's CUPTI profile");
   a.options.profile = *profile;
@@ -172,13 +243,15 @@ int cmd_optimize(OptimizeArgs& a) {
   Expected<ios::sched::Policy> policy = ios::sched::parse_policy(a.policy);
   if (!policy) return fail(policy.status().with_context("--opt"));
   a.options.policy = *policy;
-  auto model = make_cost_model(*g, a.cost_model, a.precision);
+  auto session = make_session(a);
+  if (!session) return fail(session.status());
+  auto model = make_cost_model(*g, a.cost_model, session->config, [&] { return session->context(); });
   if (!model) return fail(model.status());
-  std::string cache_key = (*model)->name() + "|" + a.precision;
+  std::string cache_key = (*model)->name() + "|" + session->config.key();
 #ifdef IOS_WITH_RUNTIME
   if (a.cost_model == "measured") cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();
 #endif
-  if (Status s = attach_opara_profile(*g, a); !s) return fail(s);
+  if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
   ios::sched::StageCache cache(**model, cache_key);
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
@@ -195,7 +268,8 @@ int cmd_optimize(OptimizeArgs& a) {
   auto result = ios::sched::optimize(*g, a.options, cache);
   if (!result) return fail(result.status());
   auto& sched = result->schedule;
-  sched.meta.precision = a.precision;
+  sched.meta.precision = session->config.precision();
+  sched.meta.layout = ios::layout_name(session->config.layout);
 #ifdef IOS_WITH_RUNTIME
   if (cache.name() == "measured") {
     sched.meta.device = ios::rt::device_description();
@@ -212,7 +286,7 @@ int cmd_optimize(OptimizeArgs& a) {
   auto plan = ios::sched::compile_plan(*g, sched);
   if (!plan) return fail(plan.status());
   ios::sched::MemoryOptions memory_options;
-  memory_options.batch = a.options.batch;
+  memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
   std::printf("Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs\n",
@@ -247,12 +321,25 @@ struct RunArgs {
   std::string trace_file;
 };
 
+void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx) {
+  const ios::rt::KernelReport r = exec.kernel_report();
+  const ios::rt::KernelStats& k = ctx.kernel_stats();
+  std::printf(
+      "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | engines tuned %d, from the kernel "
+      "cache file %d | concat inputs written in place %d, copied %d\n",
+      r.convs, r.fused, r.legacy, k.tuned, k.from_file, r.concat_inputs_in_place, r.concat_inputs_copied);
+  if (ctx.options().verbose)
+    for (const auto& [name, count] : r.engines) std::printf("  engine %-48s x%d\n", name.c_str(), count);
+}
+
 int cmd_run(RunArgs& a) {
   Expected<Graph> g = a.opt.src.load();
   if (!g) return fail(g.status());
-  auto precision = ios::rt::parse_precision(a.opt.precision);
-  if (!precision) return fail(precision.status());
   if (Status s = ios::rt::require_gpu(); !s) return fail(s);
+  auto session = make_session(a.opt);
+  if (!session) return fail(session.status());
+  auto context = session->context();
+  if (!context) return fail(context.status());
   ios::sched::Schedule schedule;
   std::string label;
   if (!a.schedule_file.empty()) {
@@ -266,9 +353,9 @@ int cmd_run(RunArgs& a) {
     auto policy = ios::sched::parse_policy(a.opt.policy);
     if (!policy) return fail(policy.status().with_context("--opt"));
     a.opt.options.policy = *policy;
-    auto model = make_cost_model(*g, a.opt.cost_model, a.opt.precision);
+    auto model = make_cost_model(*g, a.opt.cost_model, session->config, [&] { return session->context(); });
     if (!model) return fail(model.status());
-    if (Status s = attach_opara_profile(*g, a.opt); !s) return fail(s);
+    if (Status s = attach_opara_profile(*g, a.opt, *session); !s) return fail(s);
     auto r = ios::sched::optimize(*g, a.opt.options, **model);
     if (!r) return fail(r.status());
     schedule = r->schedule;
@@ -278,8 +365,8 @@ int cmd_run(RunArgs& a) {
   if (!plan) return fail(plan.status());
   const ios::ir::Weights weights = ios::ir::make_weights(*g);
   ios::rt::ExecutorOptions options;
-  options.batch = a.opt.options.batch;
-  options.precision = *precision;
+  options.config = session->config;
+  options.context = *context;
   options.use_graph = !a.no_graph;
   std::unique_ptr<ios::rt::KernelProfiler> profiler;
   if (!a.trace_file.empty()) {
@@ -290,14 +377,16 @@ int cmd_run(RunArgs& a) {
   }
   auto exec = ios::rt::Executor::create(*g, weights, *plan, options);
   if (!exec) return fail(exec.status());
-  const auto input = ios::ir::make_input(g->input_shape(), options.batch, 1);
+  const int batch = options.config.batch;
+  const auto input = ios::ir::make_input(g->input_shape(), batch, 1);
   if (Status s = (*exec)->set_input(input); !s) return fail(s);
   auto t = (*exec)->time(a.warmup, a.iters);
   if (!t) return fail(t.status());
   std::printf(
-      "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Mode: %s | Latency: %.3f ms "
+      "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s | Latency: %.3f ms "
       "(median of %d; min %.3f, p90 %.3f)\n",
-      g->name.c_str(), label.c_str(), options.batch, ios::rt::precision_name(*precision),
+      g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
+      ios::layout_name(options.config.layout),
       a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations, t->min_ms, t->p90_ms);
   std::printf(
       "Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
@@ -305,6 +394,7 @@ int cmd_run(RunArgs& a) {
       plan->streams, plan->launches(), plan->events, (*exec)->activation_bytes() / 1048576.0,
       (*exec)->activation_bytes_no_reuse() / 1048576.0, (*exec)->memory_plan().elided_concats,
       (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
+  print_kernels(**exec, **context);
   std::printf("Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
   if (profiler) {
     auto records = ios::rt::profile_runs(**exec, *profiler, 5);
@@ -331,12 +421,12 @@ int cmd_run(RunArgs& a) {
     if (Status s = (*exec)->run(); !s) return fail(s);
     auto gpu = (*exec)->output();
     if (!gpu) return fail(gpu.status());
-    ios::reference::Tensor in(options.batch, g->input_shape());
+    ios::reference::Tensor in(batch, g->input_shape());
     in.data = input;
     auto ref = ios::reference::run(*g, weights, in);
     if (!ref) return fail(ref.status());
     const double err = ios::reference::relative_l2_error(*gpu, ref->data);
-    const double tol = *precision == ios::rt::Precision::kFp32 ? 1e-4 : 5e-3;
+    const double tol = options.config.tolerance();
     std::printf("Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
                 err < tol ? "PASS" : "FAIL");
     if (!(err < tol)) return 2;

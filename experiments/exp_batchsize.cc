@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model));
     exp::Table table({"model", "policy", "batch", "search_s", "latency_ms", "throughput_img_s", "speedup_vs_sequential",
                       "peak_activation_mib", "rel_l2_error", "cost_model"});
+    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     for (const int batch : batch_sizes) {
       std::vector<exp::Scheduled> scheduled;
       std::vector<std::string> names;

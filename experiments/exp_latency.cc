@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     exp::Table table({"model", "policy", "batch", "search_s", "stages_costed", "latency_ms", "min_ms", "p90_ms",
                       "speedup_vs_sequential", "critical_path_ms", "latency_over_bound", "peak_activation_mib",
                       "no_reuse_mib", "rel_l2_error", "cost_model"});
+    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
       // IOS-Both searches first, from an empty stage cache, so its search time is the full cost; the

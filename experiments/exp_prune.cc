@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     exp::Table table({"model", "r", "s", "search_s", "stages_costed", "latency_ms", "cost_model"});
+    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
       std::vector<exp::Scheduled> scheduled;

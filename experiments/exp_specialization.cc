@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model));
     exp::Table table({"model", "optimized_for_batch", "executed_batch", "latency_ms", "schedule_source"});
+    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     std::vector<sched::Schedule> schedules;
     std::vector<std::string> sources;
     for (int b : bs) {

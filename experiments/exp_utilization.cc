@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     ASSIGN_OR_RETURN(auto profiler, rt::KernelProfiler::create());
-    ASSIGN_OR_RETURN(rt::Precision precision, rt::parse_precision(args.precision));
     exp::Table table({"model", "policy", "latency_ms", "span_us", "busy_us", "busy_fraction", "kernel_us",
                       "mean_concurrency", "max_concurrency", "kernels", "attributed", "trace"});
+    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
       for (const std::string& opt : exp::split_list(opt_list)) {
@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
         ASSIGN_OR_RETURN(exp::Scheduled s, session->optimize(*g, policy, 1));
         ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(*g, s.schedule));
         rt::ExecutorOptions eo;
-        eo.precision = precision;
+        eo.config = session->config(1);
+        eo.context = session->context();
         eo.observer = profiler.get();
         ASSIGN_OR_RETURN(auto exec, rt::Executor::create(*g, session->weights(*g), plan, eo));
         RETURN_IF_ERROR(exec->set_input(ir::make_input(g->input_shape(), 1, 1)));

@@ -21,7 +21,12 @@ namespace ios::exp {
 void CommonArgs::add_to(CLI::App& app) {
   app.add_option("--out-dir", out_dir, "where the CSV and JSON go");
   app.add_option("--cost-model", cost_model, "auto | measured | analytic");
-  app.add_option("--precision", precision, "fp32 | tf32");
+  app.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16")->capture_default_str();
+  app.add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores)")->capture_default_str();
+  app.add_option("--conv-engine", conv_engine, "graph (cudnn-frontend, autotuned) | legacy")->capture_default_str();
+  kernel_cache = rt::default_kernel_cache_path();
+  app.add_option("--kernel-cache", kernel_cache, "tuned-engine file (none: not persisted)")->capture_default_str();
+  app.add_flag("--verbose", verbose, "report convolution engines and fallbacks");
   app.add_option("--randwire-graphs", randwire_graphs, "IOS's RandWire graph folder (absent: seeded graphs)");
   app.add_option("--warmup", warmup, "warm-up replays per variant")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", iters, "timed replays per variant and round")->check(CLI::PositiveNumber);
@@ -66,7 +71,15 @@ nlohmann::json environment(int argc, char** argv) {
       {"date", date}};
 }
 
-void Table::add(const std::vector<nlohmann::json>& row) { rows_.push_back(row); }
+void Table::add(const std::vector<nlohmann::json>& row) {
+  rows_.push_back(row);
+  rows_.back().insert(rows_.back().end(), constants_.begin(), constants_.end());
+}
+
+void Table::add_constant_columns(const std::vector<std::string>& names, const std::vector<nlohmann::json>& values) {
+  columns_.insert(columns_.end(), names.begin(), names.end());
+  constants_.insert(constants_.end(), values.begin(), values.end());
+}
 
 namespace {
 
@@ -105,7 +118,7 @@ Status Table::write(const std::string& dir, const std::string& stem, const nlohm
 
 struct Session::Impl {
   CommonArgs args;
-  rt::Precision precision = rt::Precision::kFp32;
+  ExecConfig base;  // batch set per call
   std::shared_ptr<rt::Context> context;
   std::map<std::string, std::unique_ptr<ir::Graph>> graphs;
   std::map<const ir::Graph*, ir::Weights> weights;
@@ -122,12 +135,14 @@ struct Session::Impl {
     if (kind == "measured") {
       rt::MeasuredCostModel::Params p;
       p.warmup = args.stage_warmup, p.number = args.stage_number, p.repeat = args.stage_repeat;
-      p.precision = precision;
-      m.inner = std::make_unique<rt::MeasuredCostModel>(g, p);
+      p.config = base;
+      m.inner = std::make_unique<rt::MeasuredCostModel>(g, p, context);
     } else {
       m.inner = std::make_unique<sched::AnalyticCostModel>();
     }
-    m.cache = std::make_unique<sched::StageCache>(*m.inner, g.name + "|" + std::to_string(batch));
+    ExecConfig c = base;
+    c.batch = batch;
+    m.cache = std::make_unique<sched::StageCache>(*m.inner, g.name + "|" + c.key());
     return m;
   }
 };
@@ -139,14 +154,33 @@ Session::~Session() = default;
 Expected<std::unique_ptr<Session>> Session::create(const CommonArgs& args) {
   auto impl = std::make_unique<Impl>();
   impl->args = args;
-  ASSIGN_OR_RETURN(impl->precision, rt::parse_precision(args.precision));
+  ASSIGN_OR_RETURN(impl->base, make_exec_config(args.precision, args.layout, 1));
+  ASSIGN_OR_RETURN(rt::ConvEngine engine, rt::parse_conv_engine(args.conv_engine));
   RETURN_IF_ERROR(rt::require_gpu());
-  ASSIGN_OR_RETURN(impl->context, rt::Context::create(impl->precision));
+  rt::ContextOptions co;
+  co.dtype = impl->base.dtype;
+  co.math = impl->base.math;
+  co.conv_engine = engine;
+  co.kernel_cache_path = args.kernel_cache == "none" ? "" : args.kernel_cache;
+  co.verbose = args.verbose;
+  ASSIGN_OR_RETURN(impl->context, rt::Context::create(co));
   std::string kind = args.cost_model == "auto" ? "measured" : args.cost_model;
   RETURN_ERROR_IF(kind != "measured" && kind != "analytic", ErrorCode::kInvalidArgument,
                   "--cost-model must be auto, measured or analytic, got '" + args.cost_model + "'");
   return std::unique_ptr<Session>(new Session(std::move(impl), kind));
 }
+
+ExecConfig Session::config(int batch) const {
+  ExecConfig c = impl_->base;
+  c.batch = batch;
+  return c;
+}
+
+std::vector<nlohmann::json> Session::config_columns() const {
+  return {impl_->base.precision(), layout_name(impl_->base.layout), impl_->args.conv_engine};
+}
+
+const std::shared_ptr<rt::Context>& Session::context() const { return impl_->context; }
 
 Expected<const ir::Graph*> Session::model(const std::string& name) {
   auto it = impl_->graphs.find(name);
@@ -174,8 +208,7 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
   o.max_part_size = impl_->args.max_part_size;
   if (policy == sched::Policy::kOpara && cost_model_ == "measured") {
     rt::ExecutorOptions eo;
-    eo.batch = batch;
-    eo.precision = impl_->precision;
+    eo.config = config(batch);
     eo.context = impl_->context;
     ASSIGN_OR_RETURN(o.profile, rt::measure_resource_profile(g, weights(g), eo));
   }
@@ -214,8 +247,7 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
   for (size_t i = 0; i < schedules.size(); ++i) {
     ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, *schedules[i]));
     rt::ExecutorOptions eo;
-    eo.batch = batch;
-    eo.precision = impl_->precision;
+    eo.config = config(batch);
     eo.context = impl_->context;
     ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::create(g, weights(g), plan, eo));
     if (check) {
@@ -224,7 +256,7 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
       RETURN_IF_ERROR(exec->run());
       ASSIGN_OR_RETURN(std::vector<float> got, exec->output());
       out[i].error = reference::relative_l2_error(got, impl_->reference[{&g, batch}]);
-      const double tol = impl_->precision == rt::Precision::kFp32 ? 1e-4 : 5e-3;
+      const double tol = eo.config.tolerance();
       RETURN_ERROR_IF(!(out[i].error < tol), ErrorCode::kRuntimeError,
                       g.name + " schedule " + schedules[i]->meta.policy +
                           ": GPU output differs from the CPU reference " + "(relative L2 " +

@@ -22,7 +22,11 @@ namespace ios::exp {
 struct CommonArgs {
   std::string out_dir = "experiments/results/latest";
   std::string cost_model = "auto";  // measured with a GPU, else analytic
-  std::string precision = "fp32";
+  std::string precision = "fp32";   // fp32 | tf32 | fp16 | bf16
+  std::string layout = "auto";      // nchw | nhwc | auto
+  std::string conv_engine = "graph";
+  std::string kernel_cache;         // empty: the default file; "none": not persisted
+  bool verbose = false;
   std::string randwire_graphs = "../shared/ios_randwire_graphs";
   int warmup = 50, iters = 100, rounds = 5;                  // timing: rounds x iters replays, interleaved
   int stage_warmup = 2, stage_number = 6, stage_repeat = 6;  // measured cost model (IOS's 2/6/6)
@@ -42,12 +46,15 @@ class Table {
  public:
   explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
   void add(const std::vector<nlohmann::json>& row);
+  // Columns with one value for every row (the run's precision, layout, engine), appended at the end.
+  void add_constant_columns(const std::vector<std::string>& names, const std::vector<nlohmann::json>& values);
   // <dir>/<stem>.csv and <dir>/<stem>.json (rows + environment).
   Status write(const std::string& dir, const std::string& stem, const nlohmann::json& env) const;
 
  private:
   std::vector<std::string> columns_;
   std::vector<std::vector<nlohmann::json>> rows_;
+  std::vector<nlohmann::json> constants_;
 };
 
 struct Scheduled {
@@ -70,6 +77,11 @@ class Session {
   Expected<const ir::Graph*> model(const std::string& name);
   const ir::Weights& weights(const ir::Graph& g);
   std::string cost_model_name() const { return cost_model_; }
+  // The run's configuration at `batch`, and its precision / layout / engine as table columns.
+  ExecConfig config(int batch) const;
+  std::vector<nlohmann::json> config_columns() const;
+  const std::shared_ptr<rt::Context>& context() const;
+  static std::vector<std::string> config_column_names() { return {"precision", "layout", "conv_engine"}; }
 
   // With `fresh`, the search starts from an empty stage cache (honest search times); otherwise
   // stages timed by earlier searches of this network and batch are reused.

@@ -1,31 +1,55 @@
 #include "runtime/context.h"
 
+#include <cudnn_frontend_version.h>
+
+#include <cstdio>
+
+#include "runtime/kernels.h"
+
 namespace ios::rt {
 
-Expected<Precision> parse_precision(const std::string& s) {
-  if (s == "fp32") return Precision::kFp32;
-  if (s == "tf32") return Precision::kTf32;
-  return error(ErrorCode::kInvalidArgument, "--precision must be fp32 or tf32, got '" + s + "'");
+std::string kernel_environment() {
+  int dev = 0, driver = 0;
+  cudaDeviceProp prop{};
+  cudaGetDevice(&dev);
+  cudaGetDeviceProperties(&prop, dev);
+  cudaDriverGetVersion(&driver);
+  return std::string(prop.name) + "|" + std::to_string(prop.multiProcessorCount) + " SMs|sm_" +
+         std::to_string(prop.major * 10 + prop.minor) + "|driver " + std::to_string(driver) + "|cuDNN " +
+         std::to_string(cudnnGetVersion()) + "|frontend " + std::to_string(CUDNN_FRONTEND_VERSION);
 }
-const char* precision_name(Precision p) { return p == Precision::kFp32 ? "fp32" : "tf32"; }
 
-Expected<std::shared_ptr<Context>> Context::create(Precision precision) {
+Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options) {
   RETURN_IF_ERROR(require_gpu());
-  std::shared_ptr<Context> c(new Context(precision));
+  std::shared_ptr<Context> c(new Context(options, kernel_environment()));
+  if (!options.kernel_cache_path.empty()) {
+    c->cache_warning_ = c->cache_.load(options.kernel_cache_path);
+    if (!c->cache_warning_.empty()) std::fprintf(stderr, "warning: %s\n", c->cache_warning_.c_str());
+  }
   RETURN_IF_ERROR(c->ensure_streams(1));
   return c;
 }
 
+Context::~Context() {
+  const Status saved = save_kernel_cache();
+  if (!saved.is_ok()) std::fprintf(stderr, "warning: %s\n", saved.to_string().c_str());
+}
+
+Status Context::save_kernel_cache() const {
+  if (options_.kernel_cache_path.empty() || !cache_.dirty()) return Status::ok();
+  return cache_.save(options_.kernel_cache_path);
+}
+
 Status Context::ensure_streams(int count) {
   constexpr size_t kCublasWorkspace = size_t{4} << 20;
+  const bool strict = options_.dtype == DataType::kF32 && options_.math == MathMode::kStrict;
   while (streams() < count) {
     ASSIGN_OR_RETURN(Stream s, make_stream());
     ASSIGN_OR_RETURN(CudnnHandle h, make_cudnn());
     CHECK_CUDNN(cudnnSetStream(h, s));
     ASSIGN_OR_RETURN(CublasHandle b, make_cublas());
     CHECK_CUBLAS(cublasSetStream(b, s));
-    CHECK_CUBLAS(
-        cublasSetMathMode(b, precision_ == Precision::kFp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
+    CHECK_CUBLAS(cublasSetMathMode(b, strict ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
     ASSIGN_OR_RETURN(DeviceMemory cw, device_alloc(kCublasWorkspace));
     CHECK_CUBLAS(cublasSetWorkspace(b, cw.get(), kCublasWorkspace));
     streams_.push_back(std::move(s));
@@ -48,6 +72,36 @@ Expected<void*> Context::workspace(int stream, size_t bytes) {
     workspace_size_[size_t(stream)] = bytes;
   }
   return workspace_[size_t(stream)].get();
+}
+
+Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
+  std::lock_guard<std::mutex> lock(kernels_mutex_);
+  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
+  if (auto it = kernels_.find(key); it != kernels_.end()) {
+    ++stats_.reused;
+    return it->second;
+  }
+  if (!warmed_) {  // tuning on a GPU still at idle clocks would rank engines by noise
+    launch_spin(300.0, stream(0));
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaStreamSynchronize(stream(0)));
+    warmed_ = true;
+  }
+  const std::optional<KernelChoice> cached = cache_.find(key);
+  ASSIGN_OR_RETURN(void* ws, workspace(0, options_.workspace_limit));
+  ConvBuildOptions bo;
+  bo.engine = options_.conv_engine;
+  bo.workspace_limit = options_.workspace_limit;
+  bo.verbose = options_.verbose;
+  ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
+  CHECK_CUDA(cudaStreamSynchronize(stream(0)));
+  const KernelChoice& c = k->choice();
+  ++(cached && *cached == c ? stats_.from_file : stats_.tuned);
+  stats_.fused += c.fused;
+  stats_.legacy += c.backend == "legacy";
+  if (!(cached && *cached == c)) cache_.put(key, c);
+  kernels_.emplace(key, k);
+  return k;
 }
 
 }  // namespace ios::rt

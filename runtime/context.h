@@ -1,42 +1,80 @@
-// Streams, cuDNN/cuBLAS handles and per-stream workspaces, shared by every executor of a process
-// that uses the same precision: the measured cost model builds thousands of stage executors, and
-// creating handles would dominate its time. Workspaces only grow; a replaced one is kept alive, so
-// graphs captured earlier stay valid.
+// Streams, cuDNN/cuBLAS handles, per-stream workspaces and the convolution kernels, shared by every
+// executor of a process that runs one data type and math mode: the measured cost model builds
+// thousands of stage executors, and creating handles or tuning kernels would dominate its time.
+// Workspaces only grow; a replaced one is kept alive, so graphs captured earlier stay valid. The
+// context owns the kernel cache: built kernels by spec in memory, engine choices in a file.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "common/exec_config.h"
+#include "runtime/conv_kernel.h"
 #include "runtime/device.h"
+#include "runtime/kernel_cache.h"
 
 namespace ios::rt {
 
-enum class Precision { kFp32, kTf32 };
-Expected<Precision> parse_precision(const std::string& s);
-const char* precision_name(Precision p);
+struct ContextOptions {
+  DataType dtype = DataType::kF32;
+  MathMode math = MathMode::kStrict;
+  ConvEngine conv_engine = ConvEngine::kGraph;
+  std::string kernel_cache_path;  // empty: choices are kept for this process only
+  bool verbose = false;           // report engine choices and fallbacks on stderr
+  size_t workspace_limit = size_t{256} << 20;  // per convolution engine
+};
+
+struct KernelStats {
+  int tuned = 0;      // convolutions autotuned in this process
+  int from_file = 0;  // built from the kernel cache file's choice
+  int reused = 0;     // already built by this context
+  int fused = 0;      // of tuned + from_file: bias/activation inside the engine
+  int legacy = 0;     // of tuned + from_file: on the legacy API
+};
 
 class Context {
  public:
-  static Expected<std::shared_ptr<Context>> create(Precision precision);
+  static Expected<std::shared_ptr<Context>> create(const ContextOptions& options);
+  ~Context();  // writes new kernel choices to the cache file (a failure is reported on stderr)
 
   Status ensure_streams(int count);
   // The workspace of `stream`, at least `bytes` large.
   Expected<void*> workspace(int stream, size_t bytes);
 
-  Precision precision() const { return precision_; }
+  // The convolution kernel for `spec`: built once per context; tuned on `buffers` unless the cache
+  // file has a choice for it.
+  Expected<std::shared_ptr<ConvKernel>> conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers);
+  Status save_kernel_cache() const;
+
+  const ContextOptions& options() const { return options_; }
+  bool matches(const ExecConfig& c) const { return c.dtype == options_.dtype && c.math == options_.math; }
+  const KernelStats& kernel_stats() const { return stats_; }
+  const std::string& cache_warning() const { return cache_warning_; }
   int streams() const { return static_cast<int>(streams_.size()); }
   cudaStream_t stream(int i) const { return streams_[size_t(i)]; }
   cudnnHandle_t cudnn(int i) const { return cudnn_[size_t(i)]; }
   cublasHandle_t cublas(int i) const { return cublas_[size_t(i)]; }
 
  private:
-  explicit Context(Precision p) : precision_(p) {}
-  Precision precision_;
+  Context(const ContextOptions& o, std::string environment) : options_(o), cache_(std::move(environment)) {}
+  ContextOptions options_;
+  KernelCache cache_;
+  std::string cache_warning_;
+  std::mutex kernels_mutex_;
+  std::map<std::string, std::shared_ptr<ConvKernel>> kernels_;
+  KernelStats stats_;
+  bool warmed_ = false;
   std::vector<Stream> streams_;
   std::vector<CudnnHandle> cudnn_;
   std::vector<CublasHandle> cublas_;
   std::vector<DeviceMemory> cublas_workspace_, workspace_, retired_;
   std::vector<size_t> workspace_size_;
 };
+
+// "NVIDIA H100 80GB HBM3|132 SMs|driver 13000|cuDNN 91900|frontend 13200": what the kernel cache is keyed by.
+std::string kernel_environment();
 
 }  // namespace ios::rt

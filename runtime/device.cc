@@ -40,23 +40,21 @@ Expected<CublasHandle> make_cublas() {
   return CublasHandle(h);
 }
 
-Expected<TensorDesc> make_strided_tensor_desc(int n, int c, int h, int w, int batch_stride) {
+Expected<TensorDesc> make_nd_tensor_desc(cudnnDataType_t type, const std::vector<int64_t>& dims,
+                                         const std::vector<int64_t>& strides) {
   cudnnTensorDescriptor_t d = nullptr;
   CHECK_CUDNN(cudnnCreateTensorDescriptor(&d));
   TensorDesc owned(d);
-  CHECK_CUDNN(cudnnSetTensor4dDescriptorEx(d, CUDNN_DATA_FLOAT, n, c, h, w, batch_stride, h * w, w, 1));
+  std::vector<int> di(dims.begin(), dims.end()), st(strides.begin(), strides.end());
+  CHECK_CUDNN(cudnnSetTensorNdDescriptor(d, type, int(di.size()), di.data(), st.data()));
   return owned;
 }
 
-Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w) {
-  return make_strided_tensor_desc(n, c, h, w, c * h * w);
-}
-
-Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w) {
+Expected<FilterDesc> make_filter_desc(cudnnDataType_t type, bool nhwc, int k, int c, int h, int w) {
   cudnnFilterDescriptor_t d = nullptr;
   CHECK_CUDNN(cudnnCreateFilterDescriptor(&d));
   FilterDesc owned(d);
-  CHECK_CUDNN(cudnnSetFilter4dDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, h, w));
+  CHECK_CUDNN(cudnnSetFilter4dDescriptor(d, type, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, k, c, h, w));
   return owned;
 }
 

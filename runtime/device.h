@@ -2,7 +2,9 @@
 // never throws and ignores errors (the context may already be torn down).
 #pragma once
 
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "runtime/cuda_check.h"
 
@@ -64,10 +66,11 @@ Expected<Event> make_event(bool timing = false);
 Expected<DeviceMemory> device_alloc(size_t bytes);
 Expected<CudnnHandle> make_cudnn();
 Expected<CublasHandle> make_cublas();
-Expected<TensorDesc> make_tensor_desc(int n, int c, int h, int w);
-// NCHW with a batch stride of `batch_stride` elements: a channel slice of a wider buffer.
-Expected<TensorDesc> make_strided_tensor_desc(int n, int c, int h, int w, int batch_stride);
-Expected<FilterDesc> make_filter_desc(int k, int c, int h, int w);
+// A tensor of any rank described by dims and element strides (layout is just strides).
+Expected<TensorDesc> make_nd_tensor_desc(cudnnDataType_t type, const std::vector<int64_t>& dims,
+                                         const std::vector<int64_t>& strides);
+// A packed filter, KCRS (nhwc false) or KRSC.
+Expected<FilterDesc> make_filter_desc(cudnnDataType_t type, bool nhwc, int k, int c, int h, int w);
 Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode);
 
 // Fails with kUnavailable and a clear message when no CUDA device can be used.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "runtime/device.h"
+#include "common/tensor_pack.h"
 #include "runtime/kernels.h"
 #include "scheduler/merge.h"
 
@@ -27,33 +28,20 @@ int act_code(ir::Act a) {
   return 0;
 }
 
-// A channel slice of an NCHW buffer: samples `channels * hw` floats apart.
+// A channel slice [begin, begin + c) of an activation buffer with `channels` channels of h x w.
 struct View {
-  float* base = nullptr;
-  int channels = 0;  // channels of the buffer
+  char* base = nullptr;
+  int channels = 0;
   int begin = 0;
-  int hw = 0;
-  float* data() const { return base + size_t(begin) * size_t(hw); }
-  int batch_stride() const { return channels * hw; }
-};
-
-struct ConvPlan {
-  ir::ConvAttrs attrs;
-  ir::Shape in, out;
-  TensorDesc x_desc, y_desc, bias_desc;
-  FilterDesc w_desc;
-  ConvDesc conv_desc;
-  ActDesc act_desc;
-  cudnnConvolutionFwdAlgo_t algo{};
-  size_t workspace = 0;
-  DeviceMemory weight, bias;
+  int h = 0, w = 0;
+  View at_channel(int offset) const { return View{base, channels, begin + offset, h, w}; }
 };
 
 struct StepPlan {
-  std::optional<ConvPlan> conv;
+  std::shared_ptr<ConvKernel> conv;
   ir::SubOp op;
   ir::Shape in, out;
-  DeviceMemory weight, bias;  // linear
+  DeviceMemory weight, bias;  // conv and linear, in the run's dtype and layout
   View src, dst;
 };
 
@@ -64,24 +52,21 @@ struct Unit {
   std::vector<StepPlan> steps;  // conv/pool/act/linear steps (identity and element have none)
 };
 
-std::string conv_key(const ConvPlan& c, int x_batch_stride, int y_batch_stride, int batch, Precision p) {
-  std::ostringstream os;
-  const auto& a = c.attrs;
-  os << "n" << x_batch_stride << "/" << y_batch_stride << "|" << batch << "|" << c.in.to_string() << "|"
-     << a.out_channels << "|" << a.kh << "x" << a.kw << "|s" << a.sh << "x" << a.sw << "|p" << a.ph << "x" << a.pw
-     << "|d" << a.dh << "x" << a.dw << "|g" << a.groups << "|" << int(p);
-  return os.str();
+cudaDataType_t cuda_type(DataType t) {
+  switch (t) {
+    case DataType::kF32:
+      return CUDA_R_32F;
+    case DataType::kF16:
+      return CUDA_R_16F;
+    case DataType::kBF16:
+      return CUDA_R_16BF;
+  }
+  return CUDA_R_32F;
 }
 
-struct AlgoChoice {
-  cudnnConvolutionFwdAlgo_t algo;
-  size_t workspace;
-  cudnnMathType_t math;
-};
-std::mutex algo_mutex;
-std::map<std::string, AlgoChoice>& algo_cache() {
-  static std::map<std::string, AlgoChoice> cache;
-  return cache;
+cublasComputeType_t cublas_compute(const ExecConfig& c) {
+  if (c.dtype != DataType::kF32) return CUBLAS_COMPUTE_32F;
+  return c.math == MathMode::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC;
 }
 
 }  // namespace
@@ -89,10 +74,11 @@ std::map<std::string, AlgoChoice>& algo_cache() {
 struct Executor::Impl {
   const ir::Graph* g = nullptr;
   ExecutorOptions opt;
+  ExecConfig cfg;
   sched::ExecutionPlan plan;
   sched::MemoryPlan memory;
   std::shared_ptr<Context> ctx;
-  std::vector<size_t> stream_workspace;  // per stream: the largest algorithm workspace it runs
+  std::vector<size_t> stream_workspace;  // per stream: the largest convolution workspace it runs
   std::vector<void*> workspaces;
   std::vector<Event> events;
   DeviceMemory arena;
@@ -104,81 +90,36 @@ struct Executor::Impl {
   CudaGraphExec graph_exec;
 
   cudaStream_t stream(int i) const { return ctx->stream(i); }
+  size_t eb() const { return cfg.element_bytes(); }
+  bool nhwc() const { return cfg.layout == Layout::kNHWC; }
 
-  View buffer_view(int buffer, int channels, int begin, int hw) const {
-    auto* base = reinterpret_cast<float*>(static_cast<char*>(arena.get()) + memory.buffer_offset[size_t(buffer)]);
-    return View{base, channels, begin, hw};
+  SliceLayout layout_of(const View& v) const { return slice_layout(cfg.layout, v.channels, v.begin, v.h, v.w); }
+  void* data(const View& v) const { return v.base + layout_of(v).offset * int64_t(eb()); }
+  DevTensor dev(const View& v) const {
+    const SliceLayout l = layout_of(v);
+    return DevTensor{data(v), l.n, l.c, l.w};
+  }
+  Extent extent(int channels, const ir::Shape& s) const { return Extent{cfg.batch, channels, s.h * s.w, nhwc()}; }
+
+  View buffer_view(int buffer, int channels, int begin, const ir::Shape& s) const {
+    char* base = static_cast<char*>(arena.get()) + memory.buffer_offset[size_t(buffer)];
+    return View{base, channels, begin, s.h, s.w};
   }
 
-  Expected<DeviceMemory> upload(const std::vector<float>& host) {
-    ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(host.size() * sizeof(float)));
-    if (!host.empty())
-      CHECK_CUDA(cudaMemcpy(m.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
-    weight_total += host.size() * sizeof(float);
+  // Converts a float NCHW tensor (n x c x h x w) to the run's storage and uploads it.
+  Expected<DeviceMemory> upload(const std::vector<float>& host, int n, int c, int h, int w) {
+    RETURN_ERROR_IF(host.size() != size_t(n) * c * h * w, ErrorCode::kInvalidArgument, "weight of the wrong size");
+    const std::vector<uint8_t> bytes = pack_tensor(host.data(), n, c, h, w, cfg.dtype, cfg.layout);
+    ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(std::max<size_t>(bytes.size(), 16)));
+    if (!bytes.empty()) CHECK_CUDA(cudaMemcpy(m.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    weight_total += bytes.size();
     return m;
-  }
-
-  Status prepare_conv(ConvPlan& c, const View& x, const View& y, int stream_index) {
-    const int n = opt.batch;
-    const auto& a = c.attrs;
-    ASSIGN_OR_RETURN(c.x_desc, make_strided_tensor_desc(n, c.in.c, c.in.h, c.in.w, x.batch_stride()));
-    ASSIGN_OR_RETURN(c.y_desc, make_strided_tensor_desc(n, c.out.c, c.out.h, c.out.w, y.batch_stride()));
-    ASSIGN_OR_RETURN(c.bias_desc, make_tensor_desc(1, c.out.c, 1, 1));
-    ASSIGN_OR_RETURN(c.w_desc, make_filter_desc(a.out_channels, c.in.c / a.groups, a.kh, a.kw));
-    ASSIGN_OR_RETURN(c.act_desc, make_act_desc(CUDNN_ACTIVATION_RELU));
-    cudnnConvolutionDescriptor_t cd = nullptr;
-    CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&cd));
-    c.conv_desc = ConvDesc(cd);
-    CHECK_CUDNN(cudnnSetConvolution2dDescriptor(cd, a.ph, a.pw, a.sh, a.sw, a.dh, a.dw, CUDNN_CROSS_CORRELATION,
-                                                CUDNN_DATA_FLOAT));
-    CHECK_CUDNN(cudnnSetConvolutionGroupCount(cd, a.groups));
-    const cudnnMathType_t math =
-        opt.precision == Precision::kFp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    CHECK_CUDNN(cudnnSetConvolutionMathType(cd, math));
-    const std::string key = conv_key(c, x.batch_stride(), y.batch_stride(), opt.batch, opt.precision);
-    std::lock_guard<std::mutex> lock(algo_mutex);
-    auto it = algo_cache().find(key);
-    if (it == algo_cache().end()) {
-      RETURN_IF_ERROR(warm_up_once());
-      ASSIGN_OR_RETURN(void* ws_probe, ctx->workspace(0, opt.workspace_limit));
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      int found = 0;
-      CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(ctx->cudnn(0), c.x_desc, x.data(), c.w_desc, c.weight.get(),
-                                                         cd, c.y_desc, y.data(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                         &found, perf, ws_probe, opt.workspace_limit));
-      int pick = -1;
-      for (int i = 0; i < found; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > opt.workspace_limit) continue;
-        if (opt.precision == Precision::kFp32 && perf[i].mathType != CUDNN_FMA_MATH &&
-            perf[i].mathType != CUDNN_DEFAULT_MATH)
-          continue;
-        pick = i;
-        break;
-      }
-      RETURN_ERROR_IF(pick < 0, ErrorCode::kRuntimeError, "cuDNN found no convolution algorithm for " + key);
-      it = algo_cache().emplace(key, AlgoChoice{perf[pick].algo, perf[pick].memory, perf[pick].mathType}).first;
-    }
-    c.algo = it->second.algo;
-    c.workspace = it->second.workspace;
-    if (opt.precision == Precision::kTf32) CHECK_CUDNN(cudnnSetConvolutionMathType(cd, it->second.math));
-    stream_workspace[size_t(stream_index)] = std::max(stream_workspace[size_t(stream_index)], c.workspace);
-    return Status::ok();
-  }
-
-  // cuDNN's find times candidates once each: with the GPU at idle clocks its choice is noise.
-  Status warm_up_once() {
-    static bool warmed = false;
-    if (warmed) return Status::ok();
-    launch_spin(300.0, stream(0));
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaStreamSynchronize(stream(0)));
-    warmed = true;
-    return Status::ok();
   }
 
   // Sums each term's values and writes the terms side by side into `dst`; with `accumulate` the
   // result is added to what dst holds.
-  Status gather_terms(const ir::Inputs& terms, const View& dst, cudaStream_t s, bool accumulate) const {
+  Status gather_terms(const ir::Inputs& terms, const View& dst, const ir::Shape& shape, cudaStream_t s,
+                      bool accumulate) const {
     int offset = 0;
     for (const ir::Term& term : terms) {
       const int count = term[0].channels();
@@ -189,14 +130,13 @@ struct Executor::Impl {
         continue;
       }
       for (size_t first = 0; first < term.size(); first += kMaxGatherSources) {
-        SliceRef refs[kMaxGatherSources];
+        DevTensor sources[kMaxGatherSources];
         const int k = static_cast<int>(std::min(term.size() - first, size_t(kMaxGatherSources)));
         for (int i = 0; i < k; ++i) {
           const ir::Value& v = term[first + size_t(i)];
-          const View& src = views[size_t(v.node)];
-          refs[i] = SliceRef{src.base, src.channels, src.begin + v.begin};
+          sources[i] = dev(views[size_t(v.node)].at_channel(v.begin));
         }
-        launch_gather(refs, k, dst.base, dst.channels, dst.begin + offset, count, dst.hw, opt.batch,
+        launch_gather(cfg.dtype, sources, k, dev(dst.at_channel(offset)), extent(count, shape),
                       accumulate || first > 0, s);
       }
       offset += count;
@@ -208,55 +148,66 @@ struct Executor::Impl {
   // The single value an op reads in place, as a view of its producer's buffer.
   View input_view(const ir::Node& n) const {
     const ir::Value& v = n.inputs[0][0];
-    View src = views[size_t(v.node)];
-    src.begin += v.begin;
-    return src;
+    return views[size_t(v.node)].at_channel(v.begin);
   }
 
-  Status run_conv(const ConvPlan& c, const View& x, const View& y, int stream_index) {
-    cudnnHandle_t h = ctx->cudnn(stream_index);
-    void* ws = workspaces[size_t(stream_index)];
+  Status run_linear(const StepPlan& st, const ir::LinearAttrs& l, int stream_index) {
     const float one = 1.f, zero = 0.f;
-    if (c.attrs.activation == ir::Act::kRelu && c.attrs.has_bias) {
-      CHECK_CUDNN(cudnnConvolutionBiasActivationForward(h, &one, c.x_desc, x.data(), c.w_desc, c.weight.get(),
-                                                        c.conv_desc, c.algo, ws, c.workspace, &zero, c.y_desc, y.data(),
-                                                        c.bias_desc, c.bias.get(), c.act_desc, c.y_desc, y.data()));
-      return Status::ok();
-    }
-    CHECK_CUDNN(cudnnConvolutionForward(h, &one, c.x_desc, x.data(), c.w_desc, c.weight.get(), c.conv_desc, c.algo, ws,
-                                        c.workspace, &zero, c.y_desc, y.data()));
-    if (c.attrs.has_bias || c.attrs.activation != ir::Act::kNone) {
-      launch_bias_act(y.data(), static_cast<const float*>(c.bias.get()), c.out.c, c.out.h * c.out.w, opt.batch,
-                      y.batch_stride(), act_code(c.attrs.activation), stream(stream_index));
-      CHECK_CUDA(cudaGetLastError());
-    }
+    const int in = static_cast<int>(st.in.numel());
+    const cudaDataType_t t = cuda_type(cfg.dtype);
+    CHECK_CUBLAS(cublasGemmEx(ctx->cublas(stream_index), CUBLAS_OP_T, CUBLAS_OP_N, l.out_features, cfg.batch, in, &one,
+                              st.weight.get(), t, in, data(st.src), t, in, &zero, data(st.dst), t, l.out_features,
+                              cublas_compute(cfg), CUBLAS_GEMM_DEFAULT));
+    const DevTensor y{data(st.dst), l.out_features, 1, 1};
+    launch_bias_act(cfg.dtype, y, l.has_bias ? st.bias.get() : nullptr, Extent{cfg.batch, l.out_features, 1, false},
+                    act_code(l.activation), stream(stream_index));
     return Status::ok();
   }
 
   Status run_step(const StepPlan& st, int stream_index) {
     cudaStream_t s = stream(stream_index);
-    if (st.conv) return run_conv(*st.conv, st.src, st.dst, stream_index);
-    if (const auto* p = std::get_if<ir::PoolAttrs>(&st.op)) {
-      const bool is_max = p->kind == ir::PoolKind::kMax || p->kind == ir::PoolKind::kGlobalMax;
-      PoolParams pp{p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, is_max};
-      if (p->is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
-      launch_pool(st.src.data(), st.src.batch_stride(), st.dst.data(), st.dst.batch_stride(), opt.batch, st.in.c,
-                  st.in.h, st.in.w, st.out.h, st.out.w, pp, s);
-    } else if (const auto* a = std::get_if<ir::ActivationAttrs>(&st.op)) {
-      if (st.dst.data() != st.src.data()) {
-        const SliceRef src{st.src.base, st.src.channels, st.src.begin};
-        launch_gather(&src, 1, st.dst.base, st.dst.channels, st.dst.begin, st.in.c, st.dst.hw, opt.batch, false, s);
+    if (st.conv) {
+      const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst)};
+      return st.conv->run(ctx->cudnn(stream_index), b, workspaces[size_t(stream_index)]);
+    }
+    const Status launched = std::visit(
+        [&](const auto& a) -> Status {
+          using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, ir::PoolAttrs>) {
+            const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
+            PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max};
+            if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
+            launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
+                        PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
+          } else if constexpr (std::is_same_v<A, ir::ActivationAttrs>) {
+            if (data(st.dst) != data(st.src)) {
+              const DevTensor src = dev(st.src);
+              launch_gather(cfg.dtype, &src, 1, dev(st.dst), extent(st.in.c, st.in), false, s);
+            }
+            launch_bias_act(cfg.dtype, dev(st.dst), nullptr, extent(st.out.c, st.out), act_code(a.activation), s);
+          } else if constexpr (std::is_same_v<A, ir::LinearAttrs>) {
+            return run_linear(st, a, stream_index);
+          } else {
+            static_assert(std::is_same_v<A, ir::ConvAttrs>, "every sub-operator kind has a case");
+          }
+          return Status::ok();
+        },
+        st.op);
+    RETURN_IF_ERROR(launched);
+    CHECK_CUDA(cudaGetLastError());
+    return Status::ok();
+  }
+
+  Status run_element(const Unit& u, const ir::Node& n, const ir::ElementAttrs& e, cudaStream_t s) const {
+    const View& out = views[size_t(u.ops[0])];
+    for (size_t t = 0; t < n.inputs.size(); ++t) {
+      const ir::Inputs term = {n.inputs[t]};
+      if (t == 0 || e.op == ir::ElementOp::kAdd) {
+        RETURN_IF_ERROR(gather_terms(term, out, n.output_shape, s, t > 0));
+      } else {
+        RETURN_IF_ERROR(gather_terms(term, u.scratch, n.output_shape, s, false));
+        launch_multiply(cfg.dtype, dev(out), dev(u.scratch), extent(n.output_shape.c, n.output_shape), s);
       }
-      launch_bias_act(st.dst.data(), nullptr, st.out.c, st.out.h * st.out.w, opt.batch, st.dst.batch_stride(),
-                      act_code(a->activation), s);
-    } else if (const auto* l = std::get_if<ir::LinearAttrs>(&st.op)) {
-      const float one = 1.f, zero = 0.f;
-      const int in = static_cast<int>(st.in.numel());
-      CHECK_CUBLAS(cublasSgemm(ctx->cublas(stream_index), CUBLAS_OP_T, CUBLAS_OP_N, l->out_features, opt.batch, in,
-                               &one, static_cast<const float*>(st.weight.get()), in, st.src.data(), in, &zero,
-                               st.dst.data(), l->out_features));
-      launch_bias_act(st.dst.data(), static_cast<const float*>(st.bias.get()), l->out_features, 1, opt.batch,
-                      l->out_features, act_code(l->activation), s);
     }
     CHECK_CUDA(cudaGetLastError());
     return Status::ok();
@@ -266,22 +217,9 @@ struct Executor::Impl {
     if (u.elided) return Status::ok();
     cudaStream_t s = stream(stream_index);
     const ir::Node& n = g->node(u.ops[0]);
-    const View& out = views[size_t(u.ops[0])];
-    if (n.is<ir::IdentityAttrs>()) return gather_terms(n.inputs, out, s, false);
-    if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) {
-      for (size_t t = 0; t < n.inputs.size(); ++t) {
-        const ir::Inputs term = {n.inputs[t]};
-        if (t == 0 || e->op == ir::ElementOp::kAdd) {
-          RETURN_IF_ERROR(gather_terms(term, out, s, t > 0));
-        } else {  // products are never placed in slices (memory plan), so out is contiguous
-          RETURN_IF_ERROR(gather_terms(term, u.scratch, s, false));
-          launch_multiply(out.data(), u.scratch.data(), n.output_shape.numel() * opt.batch, s);
-        }
-      }
-      CHECK_CUDA(cudaGetLastError());
-      return Status::ok();
-    }
-    if (u.scratch.base) RETURN_IF_ERROR(gather_terms(n.inputs, u.scratch, s, false));
+    if (n.is<ir::IdentityAttrs>()) return gather_terms(n.inputs, views[size_t(u.ops[0])], n.output_shape, s, false);
+    if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) return run_element(u, n, *e, s);
+    if (u.scratch.base) RETURN_IF_ERROR(gather_terms(n.inputs, u.scratch, n.input_shape, s, false));
     for (const StepPlan& st : u.steps) RETURN_IF_ERROR(run_step(st, stream_index));
     return Status::ok();
   }
@@ -309,14 +247,22 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  Status build(const ir::Weights& w) {
+  Status make_context() {
     if (opt.context) {
-      RETURN_ERROR_IF(opt.context->precision() != opt.precision, ErrorCode::kInvalidArgument,
-                      "the shared context was made for another precision");
+      RETURN_ERROR_IF(!opt.context->matches(cfg), ErrorCode::kInvalidArgument,
+                      "the shared context was made for another data type or math mode than " + cfg.precision());
       ctx = opt.context;
-    } else {
-      ASSIGN_OR_RETURN(ctx, Context::create(opt.precision));
+      return Status::ok();
     }
+    ContextOptions co = opt.context_options;
+    co.dtype = cfg.dtype;
+    co.math = cfg.math;
+    ASSIGN_OR_RETURN(ctx, Context::create(co));
+    return Status::ok();
+  }
+
+  Status build(const ir::Weights& w) {
+    RETURN_IF_ERROR(make_context());
     RETURN_IF_ERROR(ctx->ensure_streams(plan.streams));
     stream_workspace.assign(size_t(plan.streams), 0);
     for (int i = 0; i < plan.events; ++i) {
@@ -324,7 +270,7 @@ struct Executor::Impl {
       events.push_back(std::move(e));
     }
     sched::MemoryOptions mo;
-    mo.batch = opt.batch;
+    mo.config = cfg;
     mo.reuse = opt.reuse_memory;
     mo.keep_all = opt.keep_all;
     ASSIGN_OR_RETURN(memory, sched::plan_memory(*g, plan, mo));
@@ -333,8 +279,7 @@ struct Executor::Impl {
     views.assign(g->nodes.size(), View{});
     for (size_t id = 0; id < g->nodes.size(); ++id) {
       const sched::Placement& p = memory.placement[id];
-      const ir::Shape& s = g->nodes[id].output_shape;
-      if (p.placed()) views[id] = buffer_view(p.buffer, p.channels, p.begin, s.h * s.w);
+      if (p.placed()) views[id] = buffer_view(p.buffer, p.channels, p.begin, g->nodes[id].output_shape);
     }
     unit_of_step.assign(plan.steps.size(), -1);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -351,33 +296,27 @@ struct Executor::Impl {
       workspaces.push_back(ws);
     }
     CHECK_CUDA(cudaDeviceSynchronize());
-    if (opt.use_graph) {
-      cudaGraph_t cg = nullptr;
-      CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
-      Status issued = issue_plan();
-      const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
-      RETURN_IF_ERROR(issued);
-      CHECK_CUDA(end);
-      graph = CudaGraph(cg);
-      cudaGraphExec_t exec = nullptr;
-      CHECK_CUDA(cudaGraphInstantiate(&exec, cg, 0));
-      graph_exec = CudaGraphExec(exec);
-    }
+    if (opt.use_graph) RETURN_IF_ERROR(capture());
     return Status::ok();
   }
 
-  Status build_unit(Unit& u, const sched::LaunchMemory& lm, int stream_index, const ir::Weights& w) {
+  Status capture() {
+    cudaGraph_t cg = nullptr;
+    CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
+    Status issued = issue_plan();
+    const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
+    RETURN_IF_ERROR(issued);
+    CHECK_CUDA(end);
+    graph = CudaGraph(cg);
+    cudaGraphExec_t exec = nullptr;
+    CHECK_CUDA(cudaGraphInstantiate(&exec, cg, 0));
+    graph_exec = CudaGraphExec(exec);
+    return Status::ok();
+  }
+
+  // The sub-operators a launch runs, with their output shapes.
+  void unit_steps(const Unit& u, const View& out, std::vector<ir::SubOp>& ops, std::vector<ir::Shape>& shapes) const {
     const ir::Node& n = g->node(u.ops[0]);
-    const View out = views[size_t(u.ops[0])];
-    u.elided = lm.elided;
-    if (lm.input_scratch >= 0) {
-      const ir::Shape& s = n.is<ir::ElementAttrs>() ? n.output_shape : n.input_shape;
-      u.scratch = buffer_view(lm.input_scratch, s.c, 0, s.h * s.w);
-    }
-    if (n.is<ir::IdentityAttrs>() || n.is<ir::ElementAttrs>()) return Status::ok();
-    View src = u.scratch.base ? u.scratch : input_view(n);
-    std::vector<ir::SubOp> ops;
-    std::vector<ir::Shape> shapes;
     if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op)) {
       ops = seq->steps;
       shapes = n.step_shapes;
@@ -390,13 +329,55 @@ struct Executor::Impl {
       std::visit(
           [&](const auto& a) {
             using A = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<A, ir::ConvAttrs> || std::is_same_v<A, ir::PoolAttrs> ||
-                          std::is_same_v<A, ir::ActivationAttrs> || std::is_same_v<A, ir::LinearAttrs>)
-              ops = {a};
+            if constexpr (std::is_constructible_v<ir::SubOp, A>) ops = {a};
           },
           n.op);
       shapes = {n.output_shape};
     }
+  }
+
+  Status build_conv(StepPlan& st, const Unit& u, int step, int stream_index, const ir::Weights& w) {
+    ir::ConvAttrs attrs = std::get<ir::ConvAttrs>(st.op);
+    std::vector<float> weight, bias;
+    if (u.ops.size() > 1) {
+      pack_merged(u.ops, w, attrs, st.in.c, weight, bias);
+    } else {
+      weight = w.at(u.ops[0], step).weight;
+      bias = w.at(u.ops[0], step).bias;
+    }
+    const int cpg = st.in.c / attrs.groups;
+    ASSIGN_OR_RETURN(st.weight, upload(weight, attrs.out_channels, cpg, attrs.kh, attrs.kw));
+    if (attrs.has_bias) {
+      ASSIGN_OR_RETURN(st.bias, upload(bias, 1, attrs.out_channels, 1, 1));
+    }
+    ConvSpec spec;
+    spec.config = cfg;
+    spec.attrs = attrs;
+    spec.in = st.in;
+    spec.out = st.out;
+    spec.x = layout_of(st.src);
+    spec.y = layout_of(st.dst);
+    spec.x_align = pointer_alignment(data(st.src));
+    spec.y_align = pointer_alignment(data(st.dst));
+    const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst)};
+    ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
+    stream_workspace[size_t(stream_index)] = std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());
+    return Status::ok();
+  }
+
+  Status build_unit(Unit& u, const sched::LaunchMemory& lm, int stream_index, const ir::Weights& w) {
+    const ir::Node& n = g->node(u.ops[0]);
+    const View out = views[size_t(u.ops[0])];
+    u.elided = lm.elided;
+    if (lm.input_scratch >= 0) {
+      const ir::Shape& s = n.is<ir::ElementAttrs>() ? n.output_shape : n.input_shape;
+      u.scratch = buffer_view(lm.input_scratch, s.c, 0, s);
+    }
+    if (n.is<ir::IdentityAttrs>() || n.is<ir::ElementAttrs>()) return Status::ok();
+    View src = u.scratch.base ? u.scratch : input_view(n);
+    std::vector<ir::SubOp> ops;
+    std::vector<ir::Shape> shapes;
+    unit_steps(u, out, ops, shapes);
     ir::Shape in = n.input_shape;
     for (size_t i = 0; i < ops.size(); ++i) {
       StepPlan st;
@@ -404,27 +385,16 @@ struct Executor::Impl {
       st.in = in;
       st.out = shapes[i];
       st.src = src;
-      st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out.h * st.out.w);
-      if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.hw};
-      if (const auto* c = std::get_if<ir::ConvAttrs>(&st.op)) {
-        ConvPlan cp;
-        cp.attrs = *c;
-        cp.in = st.in;
-        cp.out = st.out;
-        std::vector<float> weight, bias;
-        if (u.ops.size() > 1) {
-          pack_merged(u.ops, w, cp.attrs, in.c, weight, bias);
-        } else {
-          weight = w.at(u.ops[0], int(i)).weight;
-          bias = w.at(u.ops[0], int(i)).bias;
+      st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out);
+      if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.h, out.w};
+      if (std::holds_alternative<ir::ConvAttrs>(st.op)) {
+        RETURN_IF_ERROR(build_conv(st, u, int(i), stream_index, w));
+      } else if (const auto* l = std::get_if<ir::LinearAttrs>(&st.op)) {
+        // The input is flattened in storage order (CHW, or HWC for NHWC): the weight follows it.
+        ASSIGN_OR_RETURN(st.weight, upload(w.at(u.ops[0], int(i)).weight, l->out_features, in.c, in.h, in.w));
+        if (l->has_bias) {
+          ASSIGN_OR_RETURN(st.bias, upload(w.at(u.ops[0], int(i)).bias, 1, l->out_features, 1, 1));
         }
-        ASSIGN_OR_RETURN(cp.weight, upload(weight));
-        ASSIGN_OR_RETURN(cp.bias, upload(bias));
-        RETURN_IF_ERROR(prepare_conv(cp, st.src, st.dst, stream_index));
-        st.conv = std::move(cp);
-      } else if (std::holds_alternative<ir::LinearAttrs>(st.op)) {
-        ASSIGN_OR_RETURN(st.weight, upload(w.at(u.ops[0], int(i)).weight));
-        ASSIGN_OR_RETURN(st.bias, upload(w.at(u.ops[0], int(i)).bias));
       }
       src = st.dst;
       in = st.out;
@@ -470,22 +440,26 @@ Executor::~Executor() = default;
 Expected<std::unique_ptr<Executor>> Executor::create(const ir::Graph& g, const ir::Weights& w,
                                                      const sched::ExecutionPlan& plan, const ExecutorOptions& options) {
   RETURN_IF_ERROR(require_gpu());
-  RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
+  RETURN_ERROR_IF(options.config.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
   RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
                   "weights were made for another graph");
   auto impl = std::make_unique<Impl>();
   impl->g = &g;
   impl->opt = options;
+  impl->cfg = options.config;
   impl->plan = plan;
   RETURN_IF_ERROR(impl->build(w));
   return std::unique_ptr<Executor>(new Executor(std::move(impl)));
 }
 
 Status Executor::set_input(const std::vector<float>& data) {
-  const size_t n = size_t(impl_->g->input_shape().numel()) * size_t(impl_->opt.batch);
+  const ir::Shape s = impl_->g->input_shape();
+  const size_t n = size_t(s.numel()) * size_t(impl_->cfg.batch);
   RETURN_ERROR_IF(data.size() != n, ErrorCode::kInvalidArgument,
                   "input has " + std::to_string(data.size()) + " floats, expected " + std::to_string(n));
-  CHECK_CUDA(cudaMemcpy(impl_->views[0].base, data.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  const std::vector<uint8_t> bytes =
+      pack_tensor(data.data(), impl_->cfg.batch, s.c, s.h, s.w, impl_->cfg.dtype, impl_->cfg.layout);
+  CHECK_CUDA(cudaMemcpy(impl_->views[0].base, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
   return Status::ok();
 }
 
@@ -510,12 +484,19 @@ Expected<std::vector<float>> Executor::read(ir::NodeId node) const {
   const View& v = impl_->views[size_t(node)];
   RETURN_ERROR_IF(!v.base, ErrorCode::kNotFound, "node '" + impl_->g->node(node).name + "' has no buffer in this plan");
   const ir::Shape& s = impl_->g->node(node).output_shape;
-  const size_t plane = size_t(s.h) * s.w;
-  std::vector<float> out(size_t(s.numel()) * size_t(impl_->opt.batch));
-  for (int b = 0; b < impl_->opt.batch; ++b)
-    CHECK_CUDA(cudaMemcpy(out.data() + size_t(b) * s.numel(),
-                          v.base + (size_t(b) * v.channels + size_t(v.begin)) * plane,
-                          sizeof(float) * size_t(s.numel()), cudaMemcpyDeviceToHost));
+  const int buffer = impl_->memory.placement[size_t(node)].buffer;
+  std::vector<uint8_t> bytes(impl_->memory.buffer_bytes[size_t(buffer)]);
+  CHECK_CUDA(cudaMemcpy(bytes.data(), v.base, bytes.size(), cudaMemcpyDeviceToHost));
+  const SliceLayout l = impl_->layout_of(v);
+  const DataType t = impl_->cfg.dtype;
+  const size_t eb = impl_->eb();
+  std::vector<float> out(size_t(s.numel()) * size_t(impl_->cfg.batch));
+  size_t i = 0;
+  for (int b = 0; b < impl_->cfg.batch; ++b)
+    for (int c = 0; c < s.c; ++c)
+      for (int y = 0; y < s.h; ++y)
+        for (int x = 0; x < s.w; ++x)
+          out[i++] = load_element(bytes.data() + size_t(l.offset + b * l.n + c * l.c + y * l.h + x * l.w) * eb, t);
   return out;
 }
 
@@ -574,6 +555,31 @@ size_t Executor::workspace_bytes() const {
 }
 size_t Executor::weight_bytes() const { return impl_->weight_total; }
 const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }
+const ExecConfig& Executor::config() const { return impl_->cfg; }
+
+KernelReport Executor::kernel_report() const {
+  KernelReport r;
+  for (const Unit& u : impl_->units)
+    for (const StepPlan& st : u.steps) {
+      if (!st.conv) continue;
+      const KernelChoice& c = st.conv->choice();
+      ++r.engines[c.name];
+      ++r.convs;
+      r.fused += c.fused;
+      r.legacy += c.backend == "legacy";
+    }
+  const ir::Graph& g = *impl_->g;
+  for (size_t i = 0; i < impl_->plan.steps.size(); ++i) {
+    const sched::PlanStep& st = impl_->plan.steps[i];
+    if (st.kind != sched::PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
+    const ir::Node& n = g.node(st.ops[0]);
+    if (!n.is<ir::IdentityAttrs>() || n.inputs.size() < 2) continue;
+    r.concat_inputs_copied += int(n.inputs.size());
+  }
+  r.concat_inputs_in_place = impl_->memory.terms_in_place;
+  r.concat_inputs_copied -= r.concat_inputs_in_place;
+  return r;
+}
 
 std::string device_description() {
   int dev = 0;

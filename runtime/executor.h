@@ -2,6 +2,7 @@
 // graph. Weights come from ir::Weights (the CPU reference's), so outputs compare directly.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,14 +18,21 @@ namespace ios::rt {
 class LaunchObserver;
 
 struct ExecutorOptions {
-  int batch = 1;
-  Precision precision = Precision::kFp32;
-  size_t workspace_limit = size_t{256} << 20;  // per conv algorithm
-  bool use_graph = true;                       // capture the plan into a CUDA graph
-  bool reuse_memory = true;                    // stream-aware buffer reuse (off: one buffer per tensor)
-  bool keep_all = false;                       // every node stays readable after a run
-  std::shared_ptr<Context> context;            // shared streams/handles; null: the executor makes its own
-  LaunchObserver* observer = nullptr;          // told which plan step issues each kernel (CUPTI)
+  ExecConfig config;                // data type, math, layout, batch
+  bool use_graph = true;            // capture the plan into a CUDA graph
+  bool reuse_memory = true;         // stream-aware buffer reuse (off: one buffer per tensor)
+  bool keep_all = false;            // every node stays readable after a run
+  std::shared_ptr<Context> context; // shared streams/handles/kernels; null: made from context_options
+  ContextOptions context_options;   // dtype and math are taken from `config`
+  LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)
+};
+
+// What the executor's convolutions run on: engine name -> convolutions using it, and how many
+// outputs were written straight into a concatenation's slice rather than copied.
+struct KernelReport {
+  std::map<std::string, int> engines;
+  int convs = 0, fused = 0, legacy = 0;
+  int concat_inputs_in_place = 0, concat_inputs_copied = 0;
 };
 
 // Hears, while a plan is issued or captured, which plan step the following work belongs to.
@@ -50,10 +58,10 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  Status set_input(const std::vector<float>& batch_nchw);
+  Status set_input(const std::vector<float>& batch_nchw);  // float NCHW, converted to the config's storage
   Status poison_activations();  // fills every activation with NaN so stale data cannot pass a check
   Status run();                 // one inference, synchronised
-  Expected<std::vector<float>> read(ir::NodeId node) const;
+  Expected<std::vector<float>> read(ir::NodeId node) const;  // float NCHW, whatever the storage
   Expected<std::vector<float>> output() const;
 
   // Each iteration timed alone with events on the main stream, after `warmup` runs.
@@ -67,6 +75,8 @@ class Executor {
   size_t workspace_bytes() const;            // convolution workspaces, summed over streams
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
+  const ExecConfig& config() const;
+  KernelReport kernel_report() const;
 
   struct Impl;
 

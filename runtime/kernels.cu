@@ -1,3 +1,6 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cfloat>
 
 #include "runtime/kernels.h"
@@ -6,69 +9,101 @@ namespace ios::rt {
 
 namespace {
 
+template <typename T>
+__device__ float to_float(T v);
+template <>
+__device__ float to_float<float>(float v) { return v; }
+template <>
+__device__ float to_float<__half>(__half v) { return __half2float(v); }
+template <>
+__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ T from_float(float v);
+template <>
+__device__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+struct Coord {
+  int b, c, p;
+};
+
+__device__ Coord coord(long long i, const Extent& e) {
+  if (e.channels_inner)
+    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels), int((i / e.channels) % e.hw)};
+  return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int((i / e.hw) % e.channels), int(i % e.hw)};
+}
+
+template <typename T>
+__device__ T& at(const DevTensor& t, const Coord& k) {
+  return static_cast<T*>(t.data)[k.b * t.n + k.c * t.c_stride + k.p * t.p_stride];
+}
+
+__host__ __device__ long long total(const Extent& e) { return static_cast<long long>(e.batch) * e.channels * e.hw; }
+
+#define GRID_STRIDE_LOOP(i, n)                                                                       \
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+
 struct GatherArgs {
-  SliceRef src[kMaxGatherSources];
+  DevTensor src[kMaxGatherSources];
   int num_sources;
 };
 
-__global__ void gather_kernel(GatherArgs args, float* dst, int dst_channels, int dst_begin, int count, int hw,
-                              long long total, bool accumulate) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int p = static_cast<int>(i % hw);
-    const int c = static_cast<int>((i / hw) % count);
-    const int b = static_cast<int>(i / (static_cast<long long>(hw) * count));
+template <typename T>
+__global__ void gather_kernel(GatherArgs args, DevTensor dst, Extent e, bool accumulate) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
     float acc = 0.f;
-    for (int s = 0; s < args.num_sources; ++s) {
-      const SliceRef& r = args.src[s];
-      acc += r.base[(static_cast<long long>(b) * r.channels + r.begin + c) * hw + p];
-    }
-    float* out = dst + (static_cast<long long>(b) * dst_channels + dst_begin + c) * hw + p;
-    *out = accumulate ? *out + acc : acc;
+    for (int s = 0; s < args.num_sources; ++s) acc += to_float(at<T>(args.src[s], k));
+    T& out = at<T>(dst, k);
+    out = from_float<T>(accumulate ? to_float(out) + acc : acc);
   }
 }
 
-__global__ void multiply_kernel(float* dst, const float* src, long long n) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x)
-    dst[i] *= src[i];
+template <typename T>
+__global__ void multiply_kernel(DevTensor dst, DevTensor src, Extent e) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    T& out = at<T>(dst, k);
+    out = from_float<T>(to_float(out) * to_float(at<T>(src, k)));
+  }
 }
 
-__global__ void bias_act_kernel(float* x, const float* bias, int channels, int hw, long long batch_stride,
-                                long long total, int act) {
-  const long long per_sample = static_cast<long long>(channels) * hw;
-  for (long long j = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; j < total;
-       j += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long i = (j / per_sample) * batch_stride + j % per_sample;
-    float v = x[i];
-    if (bias) v += bias[(j % per_sample) / hw];
+template <typename T>
+__global__ void bias_act_kernel(DevTensor x, const T* bias, Extent e, int act) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    T& ref = at<T>(x, k);
+    float v = to_float(ref);
+    if (bias) v += to_float(bias[k.c]);
     if (act == 1) v = v > 0.f ? v : 0.f;
     else if (act == 2) v = 1.f / (1.f + __expf(-v));
     else if (act == 3) v = tanhf(v);
-    x[i] = v;
+    ref = from_float<T>(v);
   }
 }
 
-__global__ void pool_kernel(const float* in, long long in_batch_stride, float* out, long long out_batch_stride,
-                            int channels, int in_h, int in_w, int out_h, int out_w, PoolParams p, long long total) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int ox = static_cast<int>(i % out_w);
-    const int oy = static_cast<int>((i / out_w) % out_h);
-    const long long plane = i / (static_cast<long long>(out_w) * out_h);  // b * channels + c
-    const long long b = plane / channels, c = plane % channels;
-    const float* src = in + b * in_batch_stride + c * in_h * in_w;
+template <typename T>
+__global__ void pool_kernel(DevTensor in, DevTensor out, Extent e, PoolShape s, PoolParams p) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    const int oy = k.p / s.out_w, ox = k.p % s.out_w;
+    const T* src = static_cast<const T*>(in.data) + k.b * in.n + k.c * in.c_stride;
     int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-    int y1 = min(y0 + p.kh, in_h + p.ph), x1 = min(x0 + p.kw, in_w + p.pw);
+    int y1 = min(y0 + p.kh, s.in_h + p.ph), x1 = min(x0 + p.kw, s.in_w + p.pw);
     const int divisor = (y1 - y0) * (x1 - x0);
-    y0 = max(y0, 0), x0 = max(x0, 0), y1 = min(y1, in_h), x1 = min(x1, in_w);
+    y0 = max(y0, 0), x0 = max(x0, 0), y1 = min(y1, s.in_h), x1 = min(x1, s.in_w);
     float acc = p.is_max ? -FLT_MAX : 0.f;
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {
-        const float v = src[y * in_w + x];
+        const float v = to_float(src[(static_cast<long long>(y) * s.in_w + x) * in.p_stride]);
         acc = p.is_max ? fmaxf(acc, v) : acc + v;
       }
-    out[b * out_batch_stride + (c * out_h + oy) * out_w + ox] = p.is_max ? acc : acc / divisor;
+    at<T>(out, k) = from_float<T>(p.is_max ? acc : acc / divisor);
   }
 }
 
@@ -83,32 +118,45 @@ int blocks_for(long long n) {
   return static_cast<int>(b < 65535 ? (b < 1 ? 1 : b) : 65535);
 }
 
+// Calls f with a value of the storage type `t` (only its type matters).
+template <typename F>
+void dispatch(DataType t, F&& f) {
+  switch (t) {
+    case DataType::kF32:
+      return f(float{});
+    case DataType::kF16:
+      return f(__half{});
+    case DataType::kBF16:
+      return f(__nv_bfloat16{});
+  }
+}
+
 }  // namespace
 
-void launch_gather(const SliceRef* sources, int num_sources, float* dst, int dst_channels, int dst_begin, int count,
-                   int hw, int batch, bool accumulate, cudaStream_t stream) {
+void launch_gather(DataType t, const DevTensor* sources, int num_sources, const DevTensor& dst, const Extent& e,
+                   bool accumulate, cudaStream_t stream) {
   GatherArgs args{};
   args.num_sources = num_sources;
   for (int s = 0; s < num_sources; ++s) args.src[s] = sources[s];
-  const long long total = static_cast<long long>(batch) * count * hw;
-  gather_kernel<<<blocks_for(total), 256, 0, stream>>>(args, dst, dst_channels, dst_begin, count, hw, total, accumulate);
+  dispatch(t, [&](auto v) {
+    gather_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(args, dst, e, accumulate);
+  });
 }
 
-void launch_multiply(float* dst, const float* src, long long n, cudaStream_t stream) {
-  multiply_kernel<<<blocks_for(n), 256, 0, stream>>>(dst, src, n);
+void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream) {
+  dispatch(t, [&](auto v) { multiply_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(dst, src, e); });
 }
 
-void launch_bias_act(float* x, const float* bias, int channels, int hw, int batch, long long batch_stride, int act,
-                     cudaStream_t stream) {
-  const long long total = static_cast<long long>(batch) * channels * hw;
-  bias_act_kernel<<<blocks_for(total), 256, 0, stream>>>(x, bias, channels, hw, batch_stride, total, act);
+void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Extent& e, int act, cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    using T = decltype(v);
+    bias_act_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(x, static_cast<const T*>(bias), e, act);
+  });
 }
 
-void launch_pool(const float* in, long long in_batch_stride, float* out, long long out_batch_stride, int batch,
-                 int channels, int in_h, int in_w, int out_h, int out_w, const PoolParams& p, cudaStream_t stream) {
-  const long long total = static_cast<long long>(batch) * channels * out_h * out_w;
-  pool_kernel<<<blocks_for(total), 256, 0, stream>>>(in, in_batch_stride, out, out_batch_stride, channels, in_h, in_w,
-                                                     out_h, out_w, p, total);
+void launch_pool(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const PoolShape& s,
+                 const PoolParams& p, cudaStream_t stream) {
+  dispatch(t, [&](auto v) { pool_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, s, p); });
 }
 
 void launch_spin(double ms, cudaStream_t stream) {

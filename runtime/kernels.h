@@ -1,39 +1,51 @@
 // The few kernels cuDNN does not provide: gathering op inputs (sums of channel slices, concats),
-// pooling with ceil mode and PyTorch's divisor, bias + activation, element-wise products.
+// pooling with ceil mode and PyTorch's divisor, bias + activation, element-wise products. Each is
+// templated on the storage type (float, half, bfloat16; math in float) and reads any layout: a
+// tensor is a pointer to its first element and element strides (layout is just strides).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include "common/element_types.h"
+
 namespace ios::rt {
 
-// A channel slice of a batch-major NCHW buffer with `channels` channels.
-struct SliceRef {
-  const float* base;
-  int channels;  // channels of the buffer (batch stride = channels * hw)
-  int begin;     // first channel of the slice
+// A batch of `channels` x `hw` pixels: element (b, c, p) at data[b * n + c * c_stride + p * p_stride].
+// Rows of a pooled image are `w * p_stride` apart.
+struct DevTensor {
+  void* data;
+  long long n, c_stride, p_stride;
+};
+
+// The extent one launch covers and the order threads walk it: channels innermost for NHWC, so
+// neighbouring threads touch neighbouring addresses in either layout.
+struct Extent {
+  int batch, channels, hw;
+  bool channels_inner;
 };
 
 constexpr int kMaxGatherSources = 8;
 
-// dst[:, dst_begin : dst_begin + count] (dst has dst_channels) = (accumulate ? dst : 0) + sum of sources.
-void launch_gather(const SliceRef* sources, int num_sources, float* dst, int dst_channels, int dst_begin, int count,
-                   int hw, int batch, bool accumulate, cudaStream_t stream);
+// dst = (accumulate ? dst : 0) + sum of sources.
+void launch_gather(DataType t, const DevTensor* sources, int num_sources, const DevTensor& dst, const Extent& e,
+                   bool accumulate, cudaStream_t stream);
 
-// dst *= src elementwise over n elements.
-void launch_multiply(float* dst, const float* src, long long n, cudaStream_t stream);
+// dst *= src elementwise.
+void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream);
 
-// x = act(x + bias[c]) over `channels` channels per sample, samples `batch_stride` floats apart;
-// act: 0 none, 1 relu, 2 sigmoid, 3 tanh; bias may be null.
-void launch_bias_act(float* x, const float* bias, int channels, int hw, int batch, long long batch_stride, int act,
-                     cudaStream_t stream);
+// x = act(x + bias[c]); act: 0 none, 1 relu, 2 sigmoid, 3 tanh; bias (storage type) may be null.
+void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Extent& e, int act, cudaStream_t stream);
 
 struct PoolParams {
   int kh, kw, sh, sw, ph, pw;
   bool is_max;
 };
-// Input and output are channel slices: samples in_batch_stride / out_batch_stride floats apart.
-void launch_pool(const float* in, long long in_batch_stride, float* out, long long out_batch_stride, int batch,
-                 int channels, int in_h, int in_w, int out_h, int out_w, const PoolParams& p, cudaStream_t stream);
+struct PoolShape {
+  int in_h, in_w, out_h, out_w;
+};
+// `e.hw` is the output's pixel count.
+void launch_pool(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const PoolShape& s,
+                 const PoolParams& p, cudaStream_t stream);
 
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
 void launch_spin(double ms, cudaStream_t stream);

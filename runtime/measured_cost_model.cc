@@ -4,15 +4,13 @@
 
 namespace ios::rt {
 
-MeasuredCostModel::MeasuredCostModel(const ir::Graph& g, Params params) : weights_(ir::make_weights(g)), params_(params) {}
+MeasuredCostModel::MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context)
+    : weights_(ir::make_weights(g)), params_(params), context_(std::move(context)) {}
 
 Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) {
-  if (!context_) {
-    ASSIGN_OR_RETURN(context_, Context::create(params_.precision));
-  }
   ExecutorOptions options;
-  options.batch = batch;
-  options.precision = params_.precision;
+  options.config = params_.config;
+  options.config.batch = batch;
   options.use_graph = true;
   options.context = context_;
   ASSIGN_OR_RETURN(auto exec, Executor::create(g, weights_, sched::compile_stages({stage}), options));

@@ -13,9 +13,10 @@ class MeasuredCostModel : public sched::CostModel {
  public:
   struct Params {
     int warmup = 2, number = 6, repeat = 6;
-    Precision precision = Precision::kFp32;
+    ExecConfig config;  // its batch is replaced by each query's
   };
-  MeasuredCostModel(const ir::Graph& g, Params params);
+  // `context` (shared with the executors that will run the schedule) must match config's dtype/math.
+  MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context);
   std::string name() const override { return "measured"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   size_t measurements() const { return measurements_; }
@@ -23,7 +24,7 @@ class MeasuredCostModel : public sched::CostModel {
  private:
   ir::Weights weights_;
   Params params_;
-  std::shared_ptr<Context> context_;  // one set of streams and handles for every stage timed
+  std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   size_t measurements_ = 0;
 };
 

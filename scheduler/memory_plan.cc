@@ -36,7 +36,9 @@ class HappensBefore {
   std::vector<std::vector<int>> clock_;
 };
 
-size_t tensor_bytes(const ir::Shape& s, int batch) { return sizeof(float) * size_t(s.numel()) * size_t(batch); }
+size_t tensor_bytes(const ir::Shape& s, const ExecConfig& c) {
+  return c.element_bytes() * size_t(s.numel()) * size_t(c.batch);
+}
 
 // Ops that can write their output into a channel slice of a larger buffer (strided descriptors).
 bool writes_strided(const ir::Node& n) {
@@ -65,17 +67,30 @@ bool reads_contiguous_only(const ir::Node& n) {
 
 }  // namespace
 
-bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement, int batch) {
+bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement,
+                    const ExecConfig& config) {
   const ir::Node& n = g.node(op);
   if (n.inputs.size() != 1 || n.inputs[0].size() != 1) return false;
-  if (!reads_contiguous_only(n) || batch == 1) return true;
+  if (!reads_contiguous_only(n)) return true;
   const ir::Value& v = n.inputs[0][0];
   const Placement& p = placement[size_t(v.node)];
-  return p.begin + v.begin == 0 && v.channels() == p.channels;
+  if (p.begin + v.begin == 0 && v.channels() == p.channels) return true;
+  // A channel slice of one sample is contiguous in NCHW, and in NHWC only when it has one pixel.
+  const ir::Shape& s = g.node(v.node).output_shape;
+  return config.batch == 1 && (config.layout == Layout::kNCHW || s.h * s.w == 1);
+}
+
+bool slice_aligned(const ExecConfig& config, int buffer_channels, int begin, const ir::Shape& shape) {
+  const SliceLayout s = slice_layout(config.layout, buffer_channels, begin, shape.h, shape.w);
+  const int64_t eb = int64_t(config.element_bytes());
+  auto ok = [&](int64_t elements) { return elements * eb % 16 == 0; };
+  const bool strides_ok = config.layout == Layout::kNCHW ? true : ok(s.w);
+  return ok(s.offset) && strides_ok && (config.batch == 1 || ok(s.n));
 }
 
 Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options) {
-  RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
+  const ExecConfig& config = options.config;
+  RETURN_ERROR_IF(config.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
   const size_t n_nodes = g.nodes.size();
   MemoryPlan mp;
   mp.placement.assign(n_nodes, Placement{});
@@ -121,8 +136,15 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     }
     for (size_t k = 0; k < in_place.size(); ++k)  // a producer read twice by the concat is copied
       if (in_place[k] && std::count(seen.begin(), seen.end(), node.inputs[k][0].node) > 1) in_place[k] = false;
+    // The concat's own slice of the buffer it finally lives in (it may be written in place too).
+    int root_begin = 0;
+    ir::NodeId root = t;
+    for (; alias[size_t(root)].concat != ir::kNoNode; root = alias[size_t(root)].concat)
+      root_begin += alias[size_t(root)].offset;
+    const int root_channels = g.node(root).output_shape.c;
     int offset = 0, elided_terms = 0;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
+      in_place[k] = in_place[k] && slice_aligned(config, root_channels, root_begin + offset, node.output_shape);
       if (in_place[k]) {
         alias[size_t(node.inputs[k][0].node)] = Alias{t, offset};
         ++elided_terms;
@@ -151,7 +173,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     for (ir::NodeId id : st.ops) channels += g.node(id).output_shape.c;
     ir::Shape shape = g.node(first).output_shape;
     shape.c = channels;
-    const int buffer = new_buffer(tensor_bytes(shape, options.batch));
+    const int buffer = new_buffer(tensor_bytes(shape, config));
     int begin = 0;
     for (ir::NodeId id : st.ops) {
       mp.placement[size_t(id)] = Placement{buffer, channels, begin};
@@ -161,7 +183,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   // Values the plan reads but does not produce (the graph input; a timed stage's outside inputs).
   auto place_external = [&](ir::NodeId id) {
     if (mp.placement[size_t(id)].placed()) return;
-    const int buffer = new_buffer(tensor_bytes(g.node(id).output_shape, options.batch));
+    const int buffer = new_buffer(tensor_bytes(g.node(id).output_shape, config));
     mp.buffer_pinned[size_t(buffer)] = true;
     mp.placement[size_t(id)] = Placement{buffer, g.node(id).output_shape.c, 0};
   };
@@ -182,12 +204,12 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     LaunchMemory& lm = mp.launch[i];
     if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) {
       if (e->op == ir::ElementOp::kMul && n.inputs.size() > 1)
-        lm.input_scratch = new_buffer(tensor_bytes(n.output_shape, options.batch));
-    } else if (!n.is<ir::IdentityAttrs>() && !reads_in_place(g, st.ops[0], mp.placement, options.batch)) {
-      lm.input_scratch = new_buffer(tensor_bytes(n.input_shape, options.batch));
+        lm.input_scratch = new_buffer(tensor_bytes(n.output_shape, config));
+    } else if (!n.is<ir::IdentityAttrs>() && !reads_in_place(g, st.ops[0], mp.placement, config)) {
+      lm.input_scratch = new_buffer(tensor_bytes(n.input_shape, config));
     }
     for (size_t s = 0; s + 1 < n.step_shapes.size(); ++s)
-      lm.step_buffers.push_back(new_buffer(tensor_bytes(n.step_shapes[s], options.batch)));
+      lm.step_buffers.push_back(new_buffer(tensor_bytes(n.step_shapes[s], config)));
   }
 
   // Accesses per buffer, then first-fit offsets against every buffer the new one may overlap in time.

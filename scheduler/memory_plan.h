@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "common/exec_config.h"
 #include "ir/graph.h"
 #include "scheduler/plan.h"
 
@@ -28,7 +29,7 @@ struct LaunchMemory {
 };
 
 struct MemoryOptions {
-  int batch = 1;
+  ExecConfig config;      // batch, element size and layout of every buffer
   bool reuse = true;      // off: every buffer its own region (the no-reuse baseline)
   bool keep_all = false;  // every node's output stays readable after a run (per-op tests)
 };
@@ -46,7 +47,12 @@ struct MemoryPlan {
 };
 
 // Whether an op reads its input straight from its producer's buffer (else it gathers into scratch).
-bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement, int batch);
+bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement,
+                    const ExecConfig& config);
+
+// Whether a channel slice starts and steps on 16-byte boundaries, which vectorised and tensor-core
+// convolution engines need of the tensors they write.
+bool slice_aligned(const ExecConfig& config, int buffer_channels, int begin, const ir::Shape& shape);
 
 Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options);
 

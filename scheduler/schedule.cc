@@ -135,7 +135,7 @@ json schedule_to_json(const ir::Graph& g, const Schedule& s) {
   const ScheduleMeta& m = s.meta;
   json meta = {{"version", 1},          {"policy", m.policy},         {"r", m.r},
                {"s", m.s},              {"max_part_size", m.max_part_size}, {"batch", m.batch},
-               {"precision", m.precision}, {"cost_model", m.cost_model}, {"device", m.device},
+               {"precision", m.precision}, {"layout", m.layout}, {"cost_model", m.cost_model}, {"device", m.device},
                {"library_versions", m.library_versions}, {"latency_ms", m.latency_ms},
                {"search_seconds", m.search_seconds}, {"notes", m.notes}};
   if (s.streams) {
@@ -185,6 +185,7 @@ Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
     RETURN_IF_ERROR(read_field(m, "max_part_size", s.meta.max_part_size));
     RETURN_IF_ERROR(read_field(m, "batch", s.meta.batch));
     RETURN_IF_ERROR(read_field(m, "precision", s.meta.precision));
+    RETURN_IF_ERROR(read_field(m, "layout", s.meta.layout));
     RETURN_IF_ERROR(read_field(m, "cost_model", s.meta.cost_model));
     RETURN_IF_ERROR(read_field(m, "device", s.meta.device));
     RETURN_IF_ERROR(read_field(m, "library_versions", s.meta.library_versions));

@@ -40,7 +40,8 @@ struct ScheduleMeta {
   std::string policy;
   int r = 0, s = 0, max_part_size = 0;
   int batch = 1;
-  std::string precision = "fp32";
+  std::string precision = "fp32";  // ExecConfig::precision()
+  std::string layout = "nchw";     // layout_name()
   std::string cost_model;
   std::string device;
   std::string library_versions;

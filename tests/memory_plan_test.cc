@@ -94,7 +94,7 @@ TEST(MemoryPlan, TensorsThatMayBeLiveTogetherNeverShareMemory) {
       const ExecutionPlan p = plan_for(g, policy);
       for (int batch : {1, 4}) {
         MemoryOptions o;
-        o.batch = batch;
+        o.config.batch = batch;
         auto m = plan_memory(g, p, o);
         ASSERT_TRUE(m) << m.status().to_string();
         expect_no_overlap_in_time(g, p, *m);
@@ -161,7 +161,7 @@ TEST(MemoryPlan, ReadsInPlaceUnlessTheOpNeedsAGatheredInput) {
   ASSERT_TRUE(m);
   for (size_t id = 1; id < g.nodes.size(); ++id)
     if (g.nodes[id].is<ir::ConvAttrs>()) {
-      EXPECT_TRUE(reads_in_place(g, ir::NodeId(id), m->placement, 4)) << g.nodes[id].name;
+      EXPECT_TRUE(reads_in_place(g, ir::NodeId(id), m->placement, ExecConfig{.batch = 4})) << g.nodes[id].name;
     }
 }
 

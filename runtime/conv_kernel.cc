@@ -1,0 +1,451 @@
+#include "runtime/conv_kernel.h"
+
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "runtime/kernels.h"
+
+namespace ios::rt {
+
+namespace fe = cudnn_frontend;
+
+namespace {
+
+// uids of the graph's user tensors
+constexpr int64_t kX = 1, kW = 2, kB = 3, kY = 4;
+constexpr int kMaxCandidates = 16;  // timed per convolution, in heuristics order
+constexpr int kTimedBatches = 5;
+
+#define CHECK_FE(expr)                                                                                         \
+  do {                                                                                                         \
+    fe::error_t fe_status_ = (expr);                                                                           \
+    if (fe_status_.is_bad())                                                                                   \
+      return ::ios::Status(::ios::ErrorCode::kRuntimeError,                                                    \
+                           std::string(#expr) + " failed at " + __FILE__ + ":" + std::to_string(__LINE__) + \
+                               ": " + fe_status_.get_message());                                           \
+  } while (0)
+
+fe::DataType_t fe_type(DataType t) {
+  switch (t) {
+    case DataType::kF32:
+      return fe::DataType_t::FLOAT;
+    case DataType::kF16:
+      return fe::DataType_t::HALF;
+    case DataType::kBF16:
+      return fe::DataType_t::BFLOAT16;
+  }
+  return fe::DataType_t::FLOAT;
+}
+
+cudnnDataType_t cudnn_type(DataType t) {
+  switch (t) {
+    case DataType::kF32:
+      return CUDNN_DATA_FLOAT;
+    case DataType::kF16:
+      return CUDNN_DATA_HALF;
+    case DataType::kBF16:
+      return CUDNN_DATA_BFLOAT16;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
+int act_code(ir::Act a) {
+  switch (a) {
+    case ir::Act::kNone:
+      return 0;
+    case ir::Act::kRelu:
+      return 1;
+    case ir::Act::kSigmoid:
+      return 2;
+    case ir::Act::kTanh:
+      return 3;
+  }
+  return 0;
+}
+
+std::vector<int64_t> dims(int n, const ir::Shape& s) { return {n, s.c, s.h, s.w}; }
+std::vector<int64_t> strides(const SliceLayout& l) { return {l.n, l.c, l.h, l.w}; }
+
+// Filter strides of a packed KCRS (NCHW) or KRSC (NHWC) tensor.
+std::vector<int64_t> filter_strides(Layout layout, int c, int r, int s) {
+  const SliceLayout l = slice_layout(layout, c, 0, r, s);
+  return strides(l);
+}
+
+bool needs_epilogue(const ConvSpec& spec) { return spec.attrs.has_bias || spec.attrs.activation != ir::Act::kNone; }
+
+// Bias and activation as our own kernel, for engines that only run the convolution.
+void run_epilogue(const ConvSpec& spec, const ConvBuffers& b, cudaStream_t stream) {
+  const DevTensor y{b.y, spec.y.n, spec.y.c, spec.y.w};
+  const Extent e{spec.config.batch, spec.out.c, spec.out.h * spec.out.w, spec.config.layout == Layout::kNHWC};
+  launch_bias_act(spec.config.dtype, y, spec.attrs.has_bias ? b.b : nullptr, e, act_code(spec.attrs.activation),
+                  stream);
+}
+
+cudaStream_t stream_of(cudnnHandle_t h) {
+  cudaStream_t s = nullptr;
+  cudnnGetStream(h, &s);
+  return s;
+}
+
+// Median over kTimedBatches of the mean time of `run` in a batch sized to last about 0.2 ms.
+template <typename Run>
+Expected<double> time_median(cudaStream_t stream, Run&& run) {
+  ASSIGN_OR_RETURN(Event start, make_event(true));
+  ASSIGN_OR_RETURN(Event stop, make_event(true));
+  auto batch_ms = [&](int count) -> Expected<double> {
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    for (int i = 0; i < count; ++i) RETURN_IF_ERROR(run());
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    return double(ms) / count;
+  };
+  ASSIGN_OR_RETURN(double first, batch_ms(2));  // warm-up, and the batch size
+  const int count = std::clamp(int(0.2 / std::max(first, 1e-4)), 1, 64);
+  std::vector<double> means;
+  for (int i = 0; i < kTimedBatches; ++i) {
+    ASSIGN_OR_RETURN(double m, batch_ms(count));
+    means.push_back(m);
+  }
+  std::sort(means.begin(), means.end());
+  return means[means.size() / 2];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph backend
+
+class GraphConvKernel : public ConvKernel {
+ public:
+  GraphConvKernel(ConvSpec spec, std::shared_ptr<fe::graph::Graph> graph, int64_t index, KernelChoice choice)
+      : spec_(std::move(spec)), graph_(std::move(graph)), index_(index), choice_(std::move(choice)) {}
+
+  Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const override {
+    std::unordered_map<int64_t, void*> pack = {{kX, const_cast<void*>(b.x)}, {kW, const_cast<void*>(b.w)}, {kY, b.y}};
+    if (choice_.fused && spec_.attrs.has_bias) pack[kB] = const_cast<void*>(b.b);
+    CHECK_FE(graph_->execute_plan_at_index(handle, pack, workspace, index_));
+    if (!choice_.fused && needs_epilogue(spec_)) run_epilogue(spec_, b, stream_of(handle));
+    return Status::ok();
+  }
+  size_t workspace_bytes() const override { return size_t(choice_.workspace); }
+  const KernelChoice& choice() const override { return choice_; }
+
+ private:
+  ConvSpec spec_;
+  std::shared_ptr<fe::graph::Graph> graph_;
+  int64_t index_;
+  KernelChoice choice_;
+};
+
+fe::PointwiseMode_t act_mode(ir::Act a) {
+  switch (a) {
+    case ir::Act::kRelu:
+      return fe::PointwiseMode_t::RELU_FWD;
+    case ir::Act::kSigmoid:
+      return fe::PointwiseMode_t::SIGMOID_FWD;
+    case ir::Act::kTanh:
+      return fe::PointwiseMode_t::TANH_FWD;
+    case ir::Act::kNone:
+      break;
+  }
+  return fe::PointwiseMode_t::IDENTITY;
+}
+
+// conv -> (+ bias) -> (activation) when `fused`, else the convolution alone.
+Expected<std::shared_ptr<fe::graph::Graph>> make_graph(cudnnHandle_t handle, const ConvSpec& spec, bool fused) {
+  const auto& a = spec.attrs;
+  const int n = spec.config.batch;
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(fe_type(spec.config.dtype))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  auto x = g->tensor(fe::graph::Tensor_attributes()
+                         .set_name("x")
+                         .set_uid(kX)
+                         .set_dim(dims(n, spec.in))
+                         .set_stride(strides(spec.x))
+                         .set_alignment(spec.x_align));
+  const int cpg = spec.in.c / a.groups;
+  auto w = g->tensor(fe::graph::Tensor_attributes()
+                         .set_name("w")
+                         .set_uid(kW)
+                         .set_dim({a.out_channels, cpg, a.kh, a.kw})
+                         .set_stride(filter_strides(spec.config.layout, cpg, a.kh, a.kw)));
+  auto y = g->conv_fprop(x, w,
+                         fe::graph::Conv_fprop_attributes()
+                             .set_name("conv")
+                             .set_padding({a.ph, a.pw})
+                             .set_stride({a.sh, a.sw})
+                             .set_dilation({a.dh, a.dw}));
+  if (fused && a.has_bias) {
+    auto bias = g->tensor(fe::graph::Tensor_attributes()
+                              .set_name("bias")
+                              .set_uid(kB)
+                              .set_dim({1, a.out_channels, 1, 1})
+                              .set_stride({a.out_channels, 1, a.out_channels, a.out_channels}));
+    y = g->pointwise(y, bias, fe::graph::Pointwise_attributes().set_name("bias").set_mode(fe::PointwiseMode_t::ADD));
+  }
+  if (fused && a.activation != ir::Act::kNone)
+    y = g->pointwise(y, fe::graph::Pointwise_attributes().set_name("act").set_mode(act_mode(a.activation)));
+  y->set_output(true)
+      .set_uid(kY)
+      .set_data_type(fe_type(spec.config.dtype))
+      .set_dim(dims(n, spec.out))
+      .set_stride(strides(spec.y))
+      .set_alignment(spec.y_align);
+  CHECK_FE(g->validate());
+  CHECK_FE(g->build_operation_graph(handle));
+  return g;
+}
+
+// Numerical notes the precision forbids: strict fp32 runs no tensor cores and never converts down;
+// tf32 may use tensor cores but not convert to 16 bits.
+void deselect_for_precision(fe::graph::Graph& g, const ExecConfig& c, size_t workspace_limit) {
+  if (c.dtype == DataType::kF32) {
+    std::vector<fe::NumericalNote_t> notes = {fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+                                              fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION};
+    if (c.math == MathMode::kStrict) notes.push_back(fe::NumericalNote_t::TENSOR_CORE);
+    g.deselect_numeric_notes(notes);
+  }
+  g.deselect_workspace_greater_than(int64_t(workspace_limit));
+}
+
+KernelChoice describe(const fe::graph::Graph& g, int64_t index, bool fused) {
+  KernelChoice c;
+  c.backend = "graph";
+  c.fused = fused;
+  std::unordered_map<fe::KnobType_t, int64_t> knobs;
+  if (g.get_engine_and_knobs_at_index(index, c.engine, knobs).is_good())
+    for (const auto& [type, value] : knobs) c.knobs.emplace_back(int64_t(type), value);
+  std::sort(c.knobs.begin(), c.knobs.end());
+  if (g.get_plan_name_at_index(index, c.name).is_bad()) c.name = "engine" + std::to_string(c.engine);
+  int64_t ws = 0;
+  if (g.get_workspace_size_plan_at_index(index, ws).is_good()) c.workspace = ws;
+  return c;
+}
+
+// Builds every candidate engine of one graph and keeps the fastest on the real buffers.
+Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
+                                                 void* workspace, bool fused, const ConvBuildOptions& o) {
+  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, fused));
+  if (g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}).is_bad())
+    CHECK_FE(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
+  deselect_for_precision(*g, spec.config, o.workspace_limit);
+  CHECK_FE(g->check_support(handle));
+  CHECK_FE(g->build_plans(handle, fe::BuildPlanPolicy_t::ALL));
+  std::unordered_map<int64_t, void*> pack = {{kX, const_cast<void*>(b.x)}, {kW, const_cast<void*>(b.w)}, {kY, b.y}};
+  if (fused && spec.attrs.has_bias) pack[kB] = const_cast<void*>(b.b);
+  const cudaStream_t stream = stream_of(handle);
+  int64_t best = -1;
+  double best_ms = 0;
+  int timed = 0;
+  std::vector<std::string> seen;
+  for (int64_t i = 0; i < g->get_execution_plan_count() && timed < kMaxCandidates; ++i) {
+    std::string name;
+    if (g->get_plan_name_at_index(i, name).is_bad()) continue;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;  // A, B and fallback overlap
+    seen.push_back(name);
+    if (g->execute_plan_at_index(handle, pack, workspace, i).is_bad()) {  // not built or not runnable
+      cudaGetLastError();
+      continue;
+    }
+    auto ms = time_median(stream, [&]() -> Status {
+      CHECK_FE(g->execute_plan_at_index(handle, pack, workspace, i));
+      if (!fused && needs_epilogue(spec)) run_epilogue(spec, b, stream);
+      return Status::ok();
+    });
+    if (!ms) continue;
+    ++timed;
+    if (best < 0 || *ms < best_ms) best = i, best_ms = *ms;
+  }
+  RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
+  KernelChoice choice = describe(*g, best, fused);
+  choice.ms = best_ms;
+  choice.candidates = timed;
+  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
+}
+
+// Rebuilds a recorded engine: no heuristics query, no tuning.
+Expected<std::shared_ptr<ConvKernel>> rebuild_graph(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c) {
+  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, c.fused));
+  std::unordered_map<fe::KnobType_t, int64_t> knobs;
+  for (const auto& [type, value] : c.knobs) knobs[fe::KnobType_t(type)] = value;
+  CHECK_FE(g->create_execution_plan(c.engine, knobs));
+  CHECK_FE(g->check_support(handle));
+  CHECK_FE(g->build_plans(handle));
+  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), 0, c));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Legacy backend
+
+class LegacyConvKernel : public ConvKernel {
+ public:
+  static Expected<std::shared_ptr<LegacyConvKernel>> create(const ConvSpec& spec) {
+    auto k = std::shared_ptr<LegacyConvKernel>(new LegacyConvKernel(spec));
+    RETURN_IF_ERROR(k->make_descriptors());
+    return k;
+  }
+
+  // Fused through cudnnConvolutionBiasActivationForward only where it is defined for us: fp32, ReLU.
+  bool fusable() const {
+    return spec_.config.dtype == DataType::kF32 && spec_.attrs.has_bias && spec_.attrs.activation == ir::Act::kRelu;
+  }
+
+  Status use(const KernelChoice& c) {
+    choice_ = c;
+    CHECK_CUDNN(cudnnSetConvolutionMathType(conv_, cudnnMathType_t(c.knobs.empty() ? 0 : c.knobs[0].second)));
+    return Status::ok();
+  }
+
+  Status tune(cudnnHandle_t handle, const ConvBuffers& b, void* workspace, size_t limit) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(handle, x_, b.x, w_, b.w, conv_, y_, b.y,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, workspace,
+                                                       limit));
+    for (int i = 0; i < found; ++i) {
+      const auto& p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit) continue;
+      if (spec_.config.dtype == DataType::kF32 && spec_.config.math == MathMode::kStrict && p.mathType != CUDNN_FMA_MATH &&
+          p.mathType != CUDNN_DEFAULT_MATH)
+        continue;
+      KernelChoice c;
+      c.backend = "legacy";
+      c.engine = p.algo;
+      c.knobs = {{0, int64_t(p.mathType)}};
+      c.name = "legacy_algo" + std::to_string(int(p.algo));
+      c.fused = fusable();
+      c.ms = p.time;
+      c.workspace = int64_t(p.memory);
+      c.candidates = found;
+      return use(c);
+    }
+    return error(ErrorCode::kRuntimeError, "cuDNN found no legacy convolution algorithm for " + spec_.key());
+  }
+
+  Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const override {
+    const float one = 1.f, zero = 0.f;
+    const auto algo = cudnnConvolutionFwdAlgo_t(choice_.engine);
+    if (choice_.fused) {
+      CHECK_CUDNN(cudnnConvolutionBiasActivationForward(handle, &one, x_, b.x, w_, b.w, conv_, algo, workspace,
+                                                        workspace_bytes(), &zero, y_, b.y, bias_, b.b, act_, y_, b.y));
+      return Status::ok();
+    }
+    CHECK_CUDNN(cudnnConvolutionForward(handle, &one, x_, b.x, w_, b.w, conv_, algo, workspace, workspace_bytes(), &zero,
+                                        y_, b.y));
+    if (needs_epilogue(spec_)) run_epilogue(spec_, b, stream_of(handle));
+    return Status::ok();
+  }
+  size_t workspace_bytes() const override { return size_t(choice_.workspace); }
+  const KernelChoice& choice() const override { return choice_; }
+
+ private:
+  explicit LegacyConvKernel(ConvSpec spec) : spec_(std::move(spec)) {}
+
+  Status make_descriptors() {
+    const auto& a = spec_.attrs;
+    const cudnnDataType_t t = cudnn_type(spec_.config.dtype);
+    ASSIGN_OR_RETURN(x_, make_nd_tensor_desc(t, dims(spec_.config.batch, spec_.in), strides(spec_.x)));
+    ASSIGN_OR_RETURN(y_, make_nd_tensor_desc(t, dims(spec_.config.batch, spec_.out), strides(spec_.y)));
+    ASSIGN_OR_RETURN(bias_, make_nd_tensor_desc(t, {1, spec_.out.c, 1, 1}, {spec_.out.c, 1, 1, 1}));
+    ASSIGN_OR_RETURN(w_, make_filter_desc(t, spec_.config.layout == Layout::kNHWC, a.out_channels,
+                                          spec_.in.c / a.groups, a.kh, a.kw));
+    ASSIGN_OR_RETURN(act_, make_act_desc(CUDNN_ACTIVATION_RELU));
+    cudnnConvolutionDescriptor_t cd = nullptr;
+    CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&cd));
+    conv_ = ConvDesc(cd);
+    CHECK_CUDNN(cudnnSetConvolution2dDescriptor(cd, a.ph, a.pw, a.sh, a.sw, a.dh, a.dw, CUDNN_CROSS_CORRELATION,
+                                                CUDNN_DATA_FLOAT));
+    CHECK_CUDNN(cudnnSetConvolutionGroupCount(cd, a.groups));
+    const cudnnMathType_t math = !spec_.config.tensor_cores()           ? CUDNN_FMA_MATH
+                                 : spec_.config.dtype == DataType::kF32 ? CUDNN_DEFAULT_MATH
+                                                                         : CUDNN_TENSOR_OP_MATH;
+    CHECK_CUDNN(cudnnSetConvolutionMathType(cd, math));
+    return Status::ok();
+  }
+
+  ConvSpec spec_;
+  TensorDesc x_, y_, bias_;
+  FilterDesc w_;
+  ConvDesc conv_;
+  ActDesc act_;
+  KernelChoice choice_;
+};
+
+Expected<std::shared_ptr<ConvKernel>> build_legacy(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
+                                                   void* workspace, const std::optional<KernelChoice>& cached,
+                                                   const ConvBuildOptions& o) {
+  ASSIGN_OR_RETURN(auto k, LegacyConvKernel::create(spec));
+  if (cached && cached->backend == "legacy") {
+    RETURN_IF_ERROR(k->use(*cached));
+  } else {
+    RETURN_IF_ERROR(k->tune(handle, b, workspace, o.workspace_limit));
+  }
+  return std::shared_ptr<ConvKernel>(std::move(k));
+}
+
+void say(const ConvBuildOptions& o, const std::string& what) {
+  if (o.verbose) std::fprintf(stderr, "[conv] %s\n", what.c_str());
+}
+
+}  // namespace
+
+Expected<ConvEngine> parse_conv_engine(const std::string& s) {
+  if (s == "graph") return ConvEngine::kGraph;
+  if (s == "legacy") return ConvEngine::kLegacy;
+  return error(ErrorCode::kInvalidArgument, "--conv-engine must be graph or legacy, got '" + s + "'");
+}
+
+const char* conv_engine_name(ConvEngine e) { return e == ConvEngine::kGraph ? "graph" : "legacy"; }
+
+int pointer_alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int align = 16;
+  while (align > 1 && a % uintptr_t(align) != 0) align /= 2;
+  return align;
+}
+
+std::string ConvSpec::key() const {
+  std::ostringstream os;
+  const auto& a = attrs;
+  os << config.key() << "|in" << in.to_string() << "|out" << out.to_string() << "|k" << a.out_channels << "x" << a.kh
+     << "x" << a.kw << "|s" << a.sh << "x" << a.sw << "|p" << a.ph << "x" << a.pw << "|d" << a.dh << "x" << a.dw
+     << "|g" << a.groups << "|b" << a.has_bias << "|a" << ir::act_name(a.activation) << "|xs" << x.n << "," << x.c
+     << "," << x.h << "," << x.w << "|ys" << y.n << "," << y.c << "," << y.h << "," << y.w << "|al" << x_align << ","
+     << y_align;
+  return os.str();
+}
+
+Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
+                                                        const ConvBuffers& b, void* workspace,
+                                                        const std::optional<KernelChoice>& cached,
+                                                        const ConvBuildOptions& o) {
+  if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
+  if (cached && cached->backend == "graph") {
+    auto k = rebuild_graph(handle, spec, *cached);
+    if (k) return k;
+    say(o, "recorded engine " + cached->name + " no longer builds (" + k.status().message() + "); tuning again");
+  } else if (cached && cached->backend == "legacy") {
+    return build_legacy(handle, spec, b, workspace, cached, o);
+  }
+  auto fused = tune_graph(handle, spec, b, workspace, true, o);
+  if (fused) {
+    say(o, spec.key() + " -> " + (*fused)->choice().name + " (fused, " + std::to_string((*fused)->choice().ms) + " ms)");
+    return fused;
+  }
+  if (needs_epilogue(spec)) {
+    say(o, spec.key() + ": no engine runs conv+bias+activation (" + fused.status().message() +
+               "); tuning the convolution alone");
+    auto alone = tune_graph(handle, spec, b, workspace, false, o);
+    if (alone) return alone;
+    say(o, spec.key() + ": no graph engine at all (" + alone.status().message() + "); legacy API");
+  }
+  return build_legacy(handle, spec, b, workspace, std::nullopt, o);
+}
+
+}  // namespace ios::rt

@@ -1,0 +1,68 @@
+// A convolution (+ bias + activation) as a kernel object built once and run many times. Two
+// backends behind one interface:
+//  - graph: a cudnn-frontend (v1 graph API) graph conv -> bias add -> activation, candidates from
+//    heuristics A, B and the fallback list, every candidate timed on the real buffers (median of
+//    several batches after warm-up), the fastest kept; when no engine runs the fused graph, the
+//    convolution alone is tuned and bias/activation run as a separate kernel.
+//  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
+// The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
+// process builds the same engine without tuning.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/exec_config.h"
+#include "ir/graph.h"
+#include "runtime/device.h"
+#include "runtime/kernel_cache.h"
+
+namespace ios::rt {
+
+enum class ConvEngine { kGraph, kLegacy };
+Expected<ConvEngine> parse_conv_engine(const std::string& s);
+const char* conv_engine_name(ConvEngine e);
+
+// Everything that decides which engine can run a convolution and how fast.
+struct ConvSpec {
+  ExecConfig config;     // data type, math, layout, batch
+  ir::ConvAttrs attrs;   // kernel, stride, padding, dilation, groups, bias, activation
+  ir::Shape in, out;     // per sample; out.c may exceed attrs.out_channels' producer (merged convs)
+  SliceLayout x, y;      // element strides of input and output (channel slices of wider buffers)
+  int x_align = 16, y_align = 16;  // byte alignment of the input / output pointers (at most 16)
+  std::string key() const;
+};
+
+// Byte alignment of a device pointer, capped at 16.
+int pointer_alignment(const void* p);
+
+struct ConvBuffers {
+  const void* x;
+  const void* w;  // filter in the config's dtype and layout (KCRS or KRSC)
+  const void* b;  // bias in the config's dtype, may be null when attrs.has_bias is false
+  void* y;
+};
+
+class ConvKernel {
+ public:
+  virtual ~ConvKernel() = default;
+  // Runs on the handle's stream; `workspace` holds at least workspace_bytes().
+  virtual Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const = 0;
+  virtual size_t workspace_bytes() const = 0;
+  virtual const KernelChoice& choice() const = 0;
+};
+
+struct ConvBuildOptions {
+  ConvEngine engine = ConvEngine::kGraph;
+  size_t workspace_limit = size_t{256} << 20;
+  bool verbose = false;  // say on stderr which engine was chosen, and every fallback
+};
+
+// Builds the kernel for `spec`: from `cached` when given (no tuning), else by autotuning on `b`
+// (which it may overwrite). `workspace` must hold options.workspace_limit bytes.
+Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
+                                                        const ConvBuffers& b, void* workspace,
+                                                        const std::optional<KernelChoice>& cached,
+                                                        const ConvBuildOptions& options);
+
+}  // namespace ios::rt

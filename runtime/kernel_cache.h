@@ -1,0 +1,57 @@
+// The persistent kernel cache: which convolution engine (and its knobs) won autotuning for each
+// full convolution spec, with its time, in a JSON file keyed by the environment that measured it
+// (GPU name, SM count, driver, cuDNN and cudnn-frontend versions). A second process reads it and
+// builds the same engines without tuning. A corrupt or foreign file is ignored with a warning.
+// Plain C++ (no CUDA): the file handling is tested on the CPU.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ios::rt {
+
+struct KernelChoice {
+  std::string backend;  // "graph" (cudnn-frontend engine + knobs) or "legacy" (cudnnConvolutionFwdAlgo_t)
+  int64_t engine = -1;  // graph: engine id; legacy: algorithm enum
+  std::vector<std::pair<int64_t, int64_t>> knobs;  // graph: (knob type, value); legacy: {(0, math type)}
+  std::string name;     // engine tag as cuDNN names it, for reports
+  bool fused = false;   // bias and activation run inside the engine
+  double ms = 0;        // median time measured while tuning
+  int64_t workspace = 0;
+  int candidates = 0;   // how many engines were timed
+  bool operator==(const KernelChoice&) const = default;
+};
+
+class KernelCache {
+ public:
+  explicit KernelCache(std::string environment) : environment_(std::move(environment)) {}
+
+  // Reads `path`. A missing file is an empty cache; a file that cannot be parsed, has the wrong
+  // format or another environment is ignored: the returned text says why (empty when all is well).
+  std::string load(const std::string& path);
+  // Writes atomically (a temporary file renamed over the old one).
+  Status save(const std::string& path) const;
+
+  std::optional<KernelChoice> find(const std::string& key) const;
+  void put(const std::string& key, const KernelChoice& choice);
+  size_t size() const;
+  bool dirty() const;
+  const std::string& environment() const { return environment_; }
+
+ private:
+  std::string environment_;
+  mutable std::mutex mutex_;
+  std::map<std::string, KernelChoice> entries_;
+  bool dirty_ = false;
+};
+
+// $IOS_KERNEL_CACHE, else $XDG_CACHE_HOME/ios/kernel_cache.json, else ~/.cache/ios/kernel_cache.json.
+std::string default_kernel_cache_path();
+
+}  // namespace ios::rt
