@@ -12,6 +12,7 @@ kernels). torchvision's Inception V3 ends with a 1000-way fc that IOS's (and our
 (a 2048x1000 GEMV, a few microseconds); aux logits are off in both.
 """
 import argparse
+import copy
 import csv
 import json
 import os
@@ -42,8 +43,10 @@ def timed(fn, warmup, iters, blocks, torch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="googlenet,inception_v3")
-    ap.add_argument("--modes", default="eager,graph,compile")
-    ap.add_argument("--precisions", default="fp32,tf32")
+    ap.add_argument("--modes", default="eager,graph,compile",
+                    help="eager, graph (CUDA graph), compile (reduce-overhead), max-autotune (minutes per model)")
+    ap.add_argument("--precisions", default="fp32,tf32,fp16,bf16",
+                    help="fp32 (TF32 off), tf32, fp16 / bf16 (channels_last, as deployed)")
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--blocks", type=int, default=5)
@@ -64,12 +67,17 @@ def main():
         if name not in inputs:
             sys.exit(f"--models: unknown model '{name}' (googlenet, inception_v3)")
         kwargs = {"weights": None, "aux_logits": False, "init_weights": True}
-        model = getattr(torchvision.models, name)(**kwargs).cuda().eval()
-        x = torch.randn(1, 3, inputs[name], inputs[name], device="cuda")
+        base = getattr(torchvision.models, name)(**kwargs).cuda().eval()
         for precision in args.precisions.split(","):
+            if precision not in ("fp32", "tf32", "fp16", "bf16"):
+                sys.exit(f"--precisions: unknown precision '{precision}'")
             tf32 = precision == "tf32"
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.backends.cudnn.allow_tf32 = tf32
+            dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+            fmt = torch.channels_last if dtype != torch.float32 else torch.contiguous_format
+            model = copy.deepcopy(base).to(dtype=dtype, memory_format=fmt)
+            x = torch.randn(1, 3, inputs[name], inputs[name], device="cuda", dtype=dtype).to(memory_format=fmt)
             for mode in args.modes.split(","):
                 torch._dynamo.reset()
                 compile_s = 0.0
@@ -88,8 +96,8 @@ def main():
                         with torch.cuda.graph(graph):
                             model(static_x)
                         fn = graph.replay
-                    elif mode == "compile":
-                        compiled = torch.compile(model, mode="reduce-overhead")
+                    elif mode in ("compile", "max-autotune"):
+                        compiled = torch.compile(model, mode="reduce-overhead" if mode == "compile" else "max-autotune")
                         t0 = time.time()
                         for _ in range(3):
                             compiled(x)
@@ -97,7 +105,7 @@ def main():
                         compile_s = time.time() - t0
                         fn = lambda: compiled(x)
                     else:
-                        sys.exit(f"--modes: unknown mode '{mode}' (eager, graph, compile)")
+                        sys.exit(f"--modes: unknown mode '{mode}' (eager, graph, compile, max-autotune)")
                     ms = timed(fn, args.warmup, args.iters, args.blocks, torch)
                 rows.append({"model": name, "framework": "pytorch " + torch.__version__, "mode": mode,
                              "precision": precision, "batch": 1, "latency_ms": round(ms, 4),

@@ -228,13 +228,19 @@ KernelChoice describe(const fe::graph::Graph& g, int64_t index, bool fused) {
   return c;
 }
 
+// Candidate engine configurations for a graph, in heuristics order, filtered for the precision.
+Status query_candidates(fe::graph::Graph& g, const ExecConfig& config, size_t workspace_limit) {
+  if (g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}).is_bad())
+    CHECK_FE(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
+  deselect_for_precision(g, config, workspace_limit);
+  return Status::ok();
+}
+
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o) {
   ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, fused));
-  if (g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}).is_bad())
-    CHECK_FE(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
-  deselect_for_precision(*g, spec.config, o.workspace_limit);
+  RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
   CHECK_FE(g->check_support(handle));
   CHECK_FE(g->build_plans(handle, fe::BuildPlanPolicy_t::ALL));
   std::unordered_map<int64_t, void*> pack = {{kX, const_cast<void*>(b.x)}, {kW, const_cast<void*>(b.w)}, {kY, b.y}};
@@ -269,15 +275,21 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
 }
 
-// Rebuilds a recorded engine: no heuristics query, no tuning.
-Expected<std::shared_ptr<ConvKernel>> rebuild_graph(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c) {
+// Rebuilds a recorded engine without tuning: the heuristics list is queried again and the
+// configuration with the recorded name (engine and every knob value) is the only one built. The
+// name, not engine id + knobs, identifies it: the frontend's knob enum has no word for some of the
+// backend's knobs, so a knob map cannot replay every configuration.
+Expected<std::shared_ptr<ConvKernel>> rebuild_graph(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c,
+                                                    size_t workspace_limit) {
   ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, c.fused));
-  std::unordered_map<fe::KnobType_t, int64_t> knobs;
-  for (const auto& [type, value] : c.knobs) knobs[fe::KnobType_t(type)] = value;
-  CHECK_FE(g->create_execution_plan(c.engine, knobs));
-  CHECK_FE(g->check_support(handle));
-  CHECK_FE(g->build_plans(handle));
-  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), 0, c));
+  RETURN_IF_ERROR(query_candidates(*g, spec.config, workspace_limit));
+  for (int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
+    std::string name;
+    if (g->get_plan_name_at_index(i, name).is_bad() || name != c.name) continue;
+    CHECK_FE(g->build_plan_at_index(handle, i));
+    return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), i, c));
+  }
+  return error(ErrorCode::kNotFound, "the heuristics no longer list engine " + c.name);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -427,7 +439,7 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
                                                         const ConvBuildOptions& o) {
   if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
   if (cached && cached->backend == "graph") {
-    auto k = rebuild_graph(handle, spec, *cached);
+    auto k = rebuild_graph(handle, spec, *cached, o.workspace_limit);
     if (k) return k;
     say(o, "recorded engine " + cached->name + " no longer builds (" + k.status().message() + "); tuning again");
   } else if (cached && cached->backend == "legacy") {

@@ -143,7 +143,8 @@ ir::Graph op_matrix_graph() {
   Value s = b.sep_conv(r, 16, 3, 1, 1);
   Value g = b.pool(s, GlobalMaxPool());
   Value h = b.pool(s, GlobalAvgPool());
-  b.end_block(b.linear(cat({g, h}), LinearAttrs{5, true, Act::kRelu}));
+  Value both = b.identity(cat({g, h}));
+  b.end_block(b.linear(both, LinearAttrs{5, true, Act::kRelu}));
   return *b.build();
 }
 
@@ -209,7 +210,9 @@ INSTANTIATE_TEST_SUITE_P(EveryPrecisionAndLayout, GpuOps, ::testing::ValuesIn(op
 // Runs `ios run` and returns its standard output.
 std::string run_ios(const std::string& args) {
   std::string out;
-  FILE* p = popen((std::string(IOS_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  // `ios` sits next to this test binary (the build folder may have moved since it was configured).
+  const std::string ios = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "ios").string();
+  FILE* p = popen((ios + " " + args + " 2>&1").c_str(), "r");
   if (!p) return out;
   char buf[4096];
   while (std::fgets(buf, sizeof buf, p)) out += buf;
