@@ -1,18 +1,44 @@
 #!/usr/bin/env bash
-# The kernel-layer GPU checks in one device call: op matrix, kernel cache across processes, then
-# `ios run` of Inception V3 / GoogLeNet sequential in every precision and both conv engines.
-# Usage (on the GPU machine, from the repository root, binaries in build/bin): run_kernel_layer.sh OUT_DIR
+# The kernel layer's GPU runs, each profile sized for one 10-minute device call. From the repository
+# root on the GPU machine, binaries in build/bin:
+#   run_kernel_layer.sh OUT_DIR engines   op matrix, kernel cache across processes, `ios run` of both
+#                                         networks' sequential schedule in every precision and engine
+#   run_kernel_layer.sh OUT_DIR tests     the whole GPU test suite (networks x policies x precisions)
+#   run_kernel_layer.sh OUT_DIR latency P exp_latency (measured searches) at precision P
+#   run_kernel_layer.sh OUT_DIR repeat P  the same exp_latency run in three processes (reproducibility)
+#   run_kernel_layer.sh OUT_DIR pytorch   compare_pytorch.py: eager, CUDA graph, torch.compile
 set -uo pipefail
 out=${1:-experiments/results/latest}
+profile=${2:-engines}
+precision=${3:-fp32}
 mkdir -p "$out"
 export IOS_KERNEL_CACHE="$out/kernel_cache.json"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee "$out/gpu.txt"
-timeout 240 build/bin/ios_gpu_tests --gtest_filter='GpuOps*:GpuKernelCache*:GpuRuntime*' 2>&1 | tee "$out/gpu_tests_ops.log" | tail -40
-for model in googlenet inception_v3; do
-  for p in fp32 tf32 fp16 bf16; do
-    for engine in graph legacy; do
-      timeout 120 build/bin/ios run --model "$model" --opt sequential --precision "$p" --conv-engine "$engine" \
-        --check --verbose --iters 200 2>&1 | tee -a "$out/ios_run.log" | grep -E "Latency|Check|Convolutions|error"
-    done
-  done
-done
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee -a "$out/gpu.txt"
+latency() {  # $1: output folder
+  timeout 280 build/bin/exp_latency --model googlenet,inception_v3 --opt sequential,greedy,ios-both,opara \
+    --precision "$precision" --cost-model measured --out-dir "$1" 2>&1 | tee -a "$1/exp_latency.log" |
+    grep -E "Model:|bound|error"
+}
+case "$profile" in
+  engines)
+    timeout 240 build/bin/ios_gpu_tests --gtest_filter='GpuOps*:GpuKernelCache*:GpuRuntime*' 2>&1 |
+      tee "$out/gpu_tests_ops.log" | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |\[ops\]"
+    for model in googlenet inception_v3; do
+      for p in fp32 tf32 fp16 bf16; do
+        for engine in graph legacy; do
+          timeout 120 build/bin/ios run --model "$model" --opt sequential --cost-model analytic --precision "$p" \
+            --conv-engine "$engine" --layout nchw --check --verbose --iters 200 2>&1 | tee -a "$out/ios_run.log" |
+            grep -E "Latency|Check|Convolutions|error"
+        done
+      done
+    done ;;
+  tests)
+    timeout 560 build/bin/ios_gpu_tests 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[ *(FAILED|PASSED|SKIPPED) |tests ran" ;;
+  latency) mkdir -p "$out/$precision" && latency "$out/$precision" ;;
+  repeat)
+    for i in 1 2 3; do mkdir -p "$out/repeat$i" && latency "$out/repeat$i"; done ;;
+  pytorch)
+    timeout 560 /opt/torch/.venv/bin/python experiments/compare_pytorch.py --modes graph,compile \
+      --precisions fp32,tf32,fp16,bf16 --out-dir "$out" 2>&1 | tee "$out/pytorch.log" | grep -E "Latency|Error" ;;
+  *) echo "unknown profile $profile" >&2; exit 2 ;;
+esac
