@@ -35,8 +35,13 @@ case "$profile" in
   tests)
     timeout 560 build/bin/ios_gpu_tests 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[ *(FAILED|PASSED|SKIPPED) |tests ran" ;;
   latency) mkdir -p "$out/$precision" && latency "$out/$precision" ;;
-  repeat)
-    for i in 1 2 3; do mkdir -p "$out/repeat$i" && latency "$out/repeat$i"; done ;;
+  repeat)  # one schedule (analytic IOS-Both: deterministic) in three processes, kernel cache shared
+    for m in inception_v3 googlenet; do
+      for i in 1 2 3; do
+        timeout 100 build/bin/ios run --model "$m" --opt ios-both --cost-model analytic --precision "$precision" \
+          --iters 500 2>&1 | tee -a "$out/repeat_$precision.log" | grep -E "Latency|error"
+      done
+    done ;;
   pytorch)
     timeout 560 /opt/torch/.venv/bin/python experiments/compare_pytorch.py --modes graph,compile \
       --precisions fp32,tf32,fp16,bf16 --out-dir "$out" 2>&1 | tee "$out/pytorch.log" | grep -E "Latency|Error" ;;

@@ -3,6 +3,7 @@
 // the kernel cache across two processes. Skips itself where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -49,7 +50,10 @@ struct Reference {
   ir::Graph graph;
   ir::Weights weights;
   std::map<int, std::vector<float>> input, output;  // by batch
+  double max_abs = 0;  // over every activation: beyond fp16's range the network cannot run in fp16
 };
+
+constexpr double kHalfMax = 65504;
 
 Reference& reference_for(const std::string& model) {
   static std::map<std::string, Reference> cache;
@@ -62,7 +66,10 @@ Reference& reference_for(const std::string& model) {
     r.input[batch] = ir::make_input(r.graph.input_shape(), batch, 7);
     reference::Tensor in(batch, r.graph.input_shape());
     in.data = r.input[batch];
-    r.output[batch] = reference::run(r.graph, r.weights, in)->data;
+    auto all = reference::run_all(r.graph, r.weights, in, {true});
+    for (const reference::Tensor& t : *all)
+      for (float v : t.data) r.max_abs = std::max(r.max_abs, double(std::fabs(v)));
+    r.output[batch] = std::move(all->at(size_t(r.graph.output())).data);
   }
   return cache.emplace(model, std::move(r)).first->second;
 }
@@ -89,6 +96,12 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
   ASSERT_TRUE(plan);
   for (const std::string& precision : kPrecisions)
     for (int batch : {1, 4}) {
+      if (precision == "fp16" && ref.max_abs > kHalfMax) {
+        // Seeded He weights without normalisation: activations grow past fp16's largest value.
+        std::printf("[check] %-12s %-18s fp16 not checked: reference activations reach %.3g > 65504\n",
+                    c.model.c_str(), sched::policy_flag_name(c.policy).c_str(), ref.max_abs);
+        continue;
+      }
       ExecutorOptions eo;
       eo.config = config_of(precision, "auto", batch);
       eo.context = context_for(eo.config);
