@@ -52,20 +52,6 @@ cudnnDataType_t cudnn_type(DataType t) {
   return CUDNN_DATA_FLOAT;
 }
 
-int act_code(ir::Act a) {
-  switch (a) {
-    case ir::Act::kNone:
-      return 0;
-    case ir::Act::kRelu:
-      return 1;
-    case ir::Act::kSigmoid:
-      return 2;
-    case ir::Act::kTanh:
-      return 3;
-  }
-  return 0;
-}
-
 std::vector<int64_t> dims(int n, const ir::Shape& s) { return {n, s.c, s.h, s.w}; }
 std::vector<int64_t> strides(const SliceLayout& l) { return {l.n, l.c, l.h, l.w}; }
 
@@ -406,6 +392,20 @@ void say(const ConvBuildOptions& o, const std::string& what) {
 }
 
 }  // namespace
+
+int act_code(ir::Act a) {
+  switch (a) {
+    case ir::Act::kNone:
+      return 0;
+    case ir::Act::kRelu:
+      return 1;
+    case ir::Act::kSigmoid:
+      return 2;
+    case ir::Act::kTanh:
+      return 3;
+  }
+  return 0;
+}
 
 Expected<ConvEngine> parse_conv_engine(const std::string& s) {
   if (s == "graph") return ConvEngine::kGraph;

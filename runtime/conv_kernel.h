@@ -19,6 +19,9 @@
 
 namespace ios::rt {
 
+// The activation code the bias/activation kernel takes (kernels.h: 0 none, 1 relu, 2 sigmoid, 3 tanh).
+int act_code(ir::Act a);
+
 enum class ConvEngine { kGraph, kLegacy };
 Expected<ConvEngine> parse_conv_engine(const std::string& s);
 const char* conv_engine_name(ConvEngine e);

@@ -14,20 +14,6 @@ namespace ios::rt {
 
 namespace {
 
-int act_code(ir::Act a) {
-  switch (a) {
-    case ir::Act::kNone:
-      return 0;
-    case ir::Act::kRelu:
-      return 1;
-    case ir::Act::kSigmoid:
-      return 2;
-    case ir::Act::kTanh:
-      return 3;
-  }
-  return 0;
-}
-
 // A channel slice [begin, begin + c) of an activation buffer with `channels` channels of h x w.
 struct View {
   char* base = nullptr;
