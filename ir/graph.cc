@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/overloaded.h"
+
 namespace ios::ir {
 
 std::string Shape::to_string() const {
@@ -108,69 +110,85 @@ int window_output(int in, int k, int s, int p, int d, bool ceil_mode) {
 
 std::string describe(const Shape& s) { return s.to_string(); }
 
+Expected<Shape> infer_conv(const ConvAttrs& c, const Shape& in) {
+  RETURN_ERROR_IF(c.out_channels <= 0, ErrorCode::kInvalidGraph,
+                  "field 'out_channels' must be positive, got " + std::to_string(c.out_channels));
+  RETURN_ERROR_IF(c.kh <= 0 || c.kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
+  RETURN_ERROR_IF(c.sh <= 0 || c.sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
+  RETURN_ERROR_IF(c.ph < 0 || c.pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
+  RETURN_ERROR_IF(c.dh <= 0 || c.dw <= 0, ErrorCode::kInvalidGraph, "field 'dilation' must be positive");
+  RETURN_ERROR_IF(c.groups <= 0 || in.c % c.groups != 0 || c.out_channels % c.groups != 0, ErrorCode::kInvalidGraph,
+                  "field 'groups' = " + std::to_string(c.groups) + " must divide input channels (" +
+                      std::to_string(in.c) + ") and out_channels (" + std::to_string(c.out_channels) + ")");
+  Shape out{c.out_channels, window_output(in.h, c.kh, c.sh, c.ph, c.dh, false),
+            window_output(in.w, c.kw, c.sw, c.pw, c.dw, false)};
+  RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
+                  "kernel larger than the padded input " + describe(in));
+  return out;
+}
+
+Expected<Shape> infer_pool(const PoolAttrs& p, const Shape& in) {
+  if (p.is_global()) return Shape{in.c, 1, 1};
+  RETURN_ERROR_IF(p.kh <= 0 || p.kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
+  RETURN_ERROR_IF(p.sh <= 0 || p.sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
+  RETURN_ERROR_IF(p.ph < 0 || p.pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
+  RETURN_ERROR_IF(2 * p.ph > p.kh || 2 * p.pw > p.kw, ErrorCode::kInvalidGraph,
+                  "field 'padding' must be at most half the kernel");
+  Shape out{in.c, window_output(in.h, p.kh, p.sh, p.ph, 1, p.ceil_mode),
+            window_output(in.w, p.kw, p.sw, p.pw, 1, p.ceil_mode)};
+  RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
+                  "pool window larger than the padded input " + describe(in));
+  return out;
+}
+
 }  // namespace
 
+std::optional<SubOp> as_step(const Op& op) {
+  return std::visit(Overloaded{[](const ConvAttrs& a) -> std::optional<SubOp> { return a; },
+                               [](const PoolAttrs& a) -> std::optional<SubOp> { return a; },
+                               [](const ActivationAttrs& a) -> std::optional<SubOp> { return a; },
+                               [](const LinearAttrs& a) -> std::optional<SubOp> { return a; },
+                               [](const InputAttrs&) -> std::optional<SubOp> { return std::nullopt; },
+                               [](const IdentityAttrs&) -> std::optional<SubOp> { return std::nullopt; },
+                               [](const ElementAttrs&) -> std::optional<SubOp> { return std::nullopt; },
+                               [](const SequentialAttrs&) -> std::optional<SubOp> { return std::nullopt; }},
+                    op);
+}
+
 Expected<Shape> infer_step_shape(const SubOp& step, const Shape& in) {
-  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
-    RETURN_ERROR_IF(c->out_channels <= 0, ErrorCode::kInvalidGraph,
-                    "field 'out_channels' must be positive, got " + std::to_string(c->out_channels));
-    RETURN_ERROR_IF(c->kh <= 0 || c->kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
-    RETURN_ERROR_IF(c->sh <= 0 || c->sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
-    RETURN_ERROR_IF(c->ph < 0 || c->pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
-    RETURN_ERROR_IF(c->dh <= 0 || c->dw <= 0, ErrorCode::kInvalidGraph, "field 'dilation' must be positive");
-    RETURN_ERROR_IF(c->groups <= 0 || in.c % c->groups != 0 || c->out_channels % c->groups != 0,
-                    ErrorCode::kInvalidGraph,
-                    "field 'groups' = " + std::to_string(c->groups) + " must divide input channels (" +
-                        std::to_string(in.c) + ") and out_channels (" + std::to_string(c->out_channels) + ")");
-    Shape out{c->out_channels, window_output(in.h, c->kh, c->sh, c->ph, c->dh, false),
-              window_output(in.w, c->kw, c->sw, c->pw, c->dw, false)};
-    RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
-                    "kernel larger than the padded input " + describe(in));
-    return out;
-  }
-  if (const auto* p = std::get_if<PoolAttrs>(&step)) {
-    if (p->is_global()) return Shape{in.c, 1, 1};
-    RETURN_ERROR_IF(p->kh <= 0 || p->kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
-    RETURN_ERROR_IF(p->sh <= 0 || p->sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
-    RETURN_ERROR_IF(p->ph < 0 || p->pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
-    RETURN_ERROR_IF(2 * p->ph > p->kh || 2 * p->pw > p->kw, ErrorCode::kInvalidGraph,
-                    "field 'padding' must be at most half the kernel");
-    Shape out{in.c, window_output(in.h, p->kh, p->sh, p->ph, 1, p->ceil_mode),
-              window_output(in.w, p->kw, p->sw, p->pw, 1, p->ceil_mode)};
-    RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
-                    "pool window larger than the padded input " + describe(in));
-    return out;
-  }
-  if (std::holds_alternative<ActivationAttrs>(step)) return in;
-  const auto& l = std::get<LinearAttrs>(step);
-  RETURN_ERROR_IF(l.out_features <= 0, ErrorCode::kInvalidGraph,
-                  "field 'out_features' must be positive, got " + std::to_string(l.out_features));
-  return Shape{l.out_features, 1, 1};
+  return std::visit(Overloaded{[&](const ConvAttrs& c) { return infer_conv(c, in); },
+                               [&](const PoolAttrs& p) { return infer_pool(p, in); },
+                               [&](const ActivationAttrs&) -> Expected<Shape> { return in; },
+                               [&](const LinearAttrs& l) -> Expected<Shape> {
+                                 RETURN_ERROR_IF(l.out_features <= 0, ErrorCode::kInvalidGraph,
+                                                 "field 'out_features' must be positive, got " +
+                                                     std::to_string(l.out_features));
+                                 return Shape{l.out_features, 1, 1};
+                               }},
+                    step);
 }
 
 NodeCost step_cost(const SubOp& step, const Shape& in, const Shape& out) {
-  NodeCost cost;
-  cost.kernels = 1;
   const double io_bytes = 4.0 * static_cast<double>(in.numel() + out.numel());
-  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
-    const double macs_per_out = double(in.c / c->groups) * c->kh * c->kw;
-    const double params = double(c->out_channels) * macs_per_out + (c->has_bias ? c->out_channels : 0);
-    cost.flops = 2.0 * static_cast<double>(out.numel()) * macs_per_out;
-    cost.bytes = io_bytes + 4.0 * params;
-  } else if (const auto* p = std::get_if<PoolAttrs>(&step)) {
-    const double window = p->is_global() ? double(in.h) * in.w : double(p->kh) * p->kw;
-    cost.flops = static_cast<double>(out.numel()) * window;
-    cost.bytes = io_bytes;
-  } else if (std::holds_alternative<ActivationAttrs>(step)) {
-    cost.flops = static_cast<double>(out.numel());
-    cost.bytes = io_bytes;
-  } else {
-    const auto& l = std::get<LinearAttrs>(step);
-    const double params = double(l.out_features) * static_cast<double>(in.numel()) + (l.has_bias ? l.out_features : 0);
-    cost.flops = 2.0 * double(l.out_features) * static_cast<double>(in.numel());
-    cost.bytes = io_bytes + 4.0 * params;
-  }
-  return cost;
+  const auto outputs = static_cast<double>(out.numel());
+  auto with_params = [&](double flops, double params) { return NodeCost{flops, io_bytes + 4.0 * params, 1}; };
+  return std::visit(
+      Overloaded{[&](const ConvAttrs& c) {
+                   const double macs_per_out = double(in.c / c.groups) * c.kh * c.kw;
+                   return with_params(2.0 * outputs * macs_per_out,
+                                      double(c.out_channels) * macs_per_out + (c.has_bias ? c.out_channels : 0));
+                 },
+                 [&](const PoolAttrs& p) {
+                   const double window = p.is_global() ? double(in.h) * in.w : double(p.kh) * p.kw;
+                   return with_params(outputs * window, 0);
+                 },
+                 [&](const ActivationAttrs&) { return with_params(outputs, 0); },
+                 [&](const LinearAttrs& l) {
+                   const auto fan_in = static_cast<double>(in.numel());
+                   return with_params(2.0 * double(l.out_features) * fan_in,
+                                      double(l.out_features) * fan_in + (l.has_bias ? l.out_features : 0));
+                 }},
+      step);
 }
 
 NodeCost Graph::cost(NodeId id) const {
@@ -302,56 +320,58 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
     term_shapes.push_back(*term_shape);
   }
 
-  if (n.is<ElementAttrs>()) {
-    if (n.inputs.size() < 2) return fail("element-wise op needs at least two terms");
-    for (const Shape& s : term_shapes)
-      if (!(s == term_shapes[0]))
-        return fail("element-wise terms have different shapes " + term_shapes[0].to_string() + " and " +
-                    s.to_string());
-    n.input_shape = n.output_shape = term_shapes[0];
-    return Status::ok();
-  }
-
-  Shape in = term_shapes[0];
-  for (size_t t = 1; t < term_shapes.size(); ++t) {
-    if (term_shapes[t].h != in.h || term_shapes[t].w != in.w)
-      return fail("concatenates terms of different spatial size " + in.to_string() + " and " +
-                  term_shapes[t].to_string());
-    in.c += term_shapes[t].c;
-  }
-  n.input_shape = in;
-
-  auto step = [&](const SubOp& op, const Shape& s) -> Expected<Shape> {
-    Expected<Shape> out = infer_step_shape(op, s);
-    if (!out) return out.status().with_context(where);
-    return out;
-  };
-  if (n.is<IdentityAttrs>()) {
-    n.output_shape = in;
-  } else if (const auto* seq = std::get_if<SequentialAttrs>(&n.op)) {
-    if (seq->steps.empty()) return fail("sequential op has no steps");
-    n.step_shapes.clear();
-    Shape cur = in;
-    for (size_t i = 0; i < seq->steps.size(); ++i) {
-      Expected<Shape> out = infer_step_shape(seq->steps[i], cur);
-      if (!out) return out.status().with_context(where + " step " + std::to_string(i));
-      n.step_shapes.push_back(*out);
-      cur = *out;
+  // Terms are concatenated on channels, except by an element-wise op, which combines them.
+  auto concatenated = [&]() -> Expected<Shape> {
+    Shape in = term_shapes[0];
+    for (size_t t = 1; t < term_shapes.size(); ++t) {
+      if (term_shapes[t].h != in.h || term_shapes[t].w != in.w)
+        return fail("concatenates terms of different spatial size " + in.to_string() + " and " +
+                    term_shapes[t].to_string());
+      in.c += term_shapes[t].c;
     }
-    n.output_shape = cur;
-  } else {
-    SubOp op = std::visit(
-        [](const auto& a) -> SubOp {
-          using A = std::decay_t<decltype(a)>;
-          if constexpr (std::is_same_v<A, ConvAttrs> || std::is_same_v<A, PoolAttrs> ||
-                        std::is_same_v<A, ActivationAttrs> || std::is_same_v<A, LinearAttrs>)
-            return a;
-          return ActivationAttrs{};  // unreachable: the other kinds returned above
-        },
-        n.op);
-    ASSIGN_OR_RETURN(n.output_shape, step(op, in));
-  }
-  return Status::ok();
+    return in;
+  };
+  auto one_step = [&](const SubOp& op) -> Status {
+    ASSIGN_OR_RETURN(n.input_shape, concatenated());
+    Expected<Shape> out = infer_step_shape(op, n.input_shape);
+    if (!out) return out.status().with_context(where);
+    n.output_shape = *out;
+    return Status::ok();
+  };
+  return std::visit(
+      Overloaded{[&](const InputAttrs&) { return fail("only the first node may be the graph input"); },
+                 [&](const ElementAttrs&) -> Status {
+                   if (n.inputs.size() < 2) return fail("element-wise op needs at least two terms");
+                   for (const Shape& s : term_shapes)
+                     if (!(s == term_shapes[0]))
+                       return fail("element-wise terms have different shapes " + term_shapes[0].to_string() +
+                                   " and " + s.to_string());
+                   n.input_shape = n.output_shape = term_shapes[0];
+                   return Status::ok();
+                 },
+                 [&](const IdentityAttrs&) -> Status {
+                   ASSIGN_OR_RETURN(n.input_shape, concatenated());
+                   n.output_shape = n.input_shape;
+                   return Status::ok();
+                 },
+                 [&](const SequentialAttrs& seq) -> Status {
+                   if (seq.steps.empty()) return fail("sequential op has no steps");
+                   ASSIGN_OR_RETURN(n.input_shape, concatenated());
+                   n.step_shapes.clear();
+                   Shape cur = n.input_shape;
+                   for (size_t i = 0; i < seq.steps.size(); ++i) {
+                     Expected<Shape> out = infer_step_shape(seq.steps[i], cur);
+                     if (!out) return out.status().with_context(where + " step " + std::to_string(i));
+                     n.step_shapes.push_back(*out);
+                     cur = *out;
+                   }
+                   n.output_shape = cur;
+                   return Status::ok();
+                 },
+                 [&](const ConvAttrs& c) { return one_step(c); }, [&](const PoolAttrs& p) { return one_step(p); },
+                 [&](const ActivationAttrs& a) { return one_step(a); },
+                 [&](const LinearAttrs& l) { return one_step(l); }},
+      n.op);
 }
 
 Status Graph::validate_and_infer() {

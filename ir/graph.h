@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -116,8 +117,23 @@ struct SequentialAttrs {
 using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs,
                         SequentialAttrs, LinearAttrs>;
 
+// One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t { kInput, kConv, kPool, kIdentity, kElement, kActivation, kSequential, kLinear };
+inline constexpr size_t kOpKindCount = 8;
+static_assert(std::variant_size_v<Op> == kOpKindCount,
+              "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), Op>, ConvAttrs> &&
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kSequential), Op>, SequentialAttrs> &&
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kLinear), Op>, LinearAttrs>,
+              "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
+
+// The op as one step (conv, pool, activation, linear); nullopt for the kinds that are not one.
+std::optional<SubOp> as_step(const Op& op);
+
+// The op's attributes as compact text of their one serialization (json_io.h: attrs_to_json); stage
+// signatures and kernel-cache keys are made from it.
+std::string attrs_key(const Op& op);
 
 struct Value {
   NodeId node = kNoNode;

@@ -5,13 +5,75 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/overloaded.h"
+
 namespace ios::ir {
 
 using nlohmann::json;
 
 namespace {
-
 json pair(int a, int b) { return json::array({a, b}); }
+}  // namespace
+
+// Every attribute is written, defaults included, so the text is also a complete key.
+json attrs_to_json(const SubOp& step) {
+  return std::visit(
+      Overloaded{[](const ConvAttrs& c) {
+                   return json{{"type", "conv"},
+                               {"out_channels", c.out_channels},
+                               {"kernel", pair(c.kh, c.kw)},
+                               {"stride", pair(c.sh, c.sw)},
+                               {"padding", pair(c.ph, c.pw)},
+                               {"dilation", pair(c.dh, c.dw)},
+                               {"groups", c.groups},
+                               {"bias", c.has_bias},
+                               {"act", act_name(c.activation)}};
+                 },
+                 [](const PoolAttrs& p) {
+                   return json{{"type", "pool"},
+                               {"pool_type", pool_kind_name(p.kind)},
+                               {"kernel", pair(p.kh, p.kw)},
+                               {"stride", pair(p.sh, p.sw)},
+                               {"padding", pair(p.ph, p.pw)},
+                               {"ceil_mode", p.ceil_mode}};
+                 },
+                 [](const ActivationAttrs& a) {
+                   return json{{"type", "activation"}, {"act_type", act_name(a.activation)}, {"inplace", false}};
+                 },
+                 [](const LinearAttrs& l) {
+                   return json{{"type", "linear"},
+                               {"out_features", l.out_features},
+                               {"bias", l.has_bias},
+                               {"act", act_name(l.activation)}};
+                 }},
+      step);
+}
+
+json attrs_to_json(const Op& op) {
+  auto shape = [](const Shape& s) { return json::array({s.c, s.h, s.w}); };
+  return std::visit(Overloaded{[&](const InputAttrs& in) {
+                                 return json{{"type", "placeholder"}, {"output_shape", shape(in.shape)}};
+                               },
+                               [](const IdentityAttrs&) { return json{{"type", "identity"}}; },
+                               [](const ElementAttrs& e) {
+                                 return json{{"type", "element"},
+                                             {"op_type", e.op == ElementOp::kAdd ? "add" : "mul"}};
+                               },
+                               [](const SequentialAttrs& seq) {
+                                 json steps = json::array();
+                                 for (const SubOp& s : seq.steps) steps.push_back(attrs_to_json(s));
+                                 return json{{"type", "sequential"}, {"steps", std::move(steps)}};
+                               },
+                               [](const ConvAttrs& a) { return attrs_to_json(SubOp{a}); },
+                               [](const PoolAttrs& a) { return attrs_to_json(SubOp{a}); },
+                               [](const ActivationAttrs& a) { return attrs_to_json(SubOp{a}); },
+                               [](const LinearAttrs& a) { return attrs_to_json(SubOp{a}); }},
+                    op);
+}
+
+std::string attrs_key(const Op& op) { return attrs_to_json(op).dump(); }
+
+namespace {
 
 json inputs_to_json(const Graph& g, const Inputs& inputs) {
   json terms = json::array();
@@ -23,62 +85,25 @@ json inputs_to_json(const Graph& g, const Inputs& inputs) {
   return terms;
 }
 
-json step_to_json(const SubOp& step) {
-  json j;
-  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
-    j = {{"type", "conv"},           {"out_channels", c->out_channels}, {"kernel", pair(c->kh, c->kw)},
-         {"stride", pair(c->sh, c->sw)}, {"padding", pair(c->ph, c->pw)}, {"groups", c->groups},
-         {"act", act_name(c->activation)}};
-    if (c->dh != 1 || c->dw != 1) j["dilation"] = pair(c->dh, c->dw);
-    if (!c->has_bias) j["bias"] = false;
-  } else if (const auto* p = std::get_if<PoolAttrs>(&step)) {
-    j = {{"type", "pool"},
-         {"pool_type", pool_kind_name(p->kind)},
-         {"kernel", pair(p->kh, p->kw)},
-         {"stride", pair(p->sh, p->sw)},
-         {"padding", pair(p->ph, p->pw)}};
-    if (p->ceil_mode) j["ceil_mode"] = true;
-  } else if (const auto* a = std::get_if<ActivationAttrs>(&step)) {
-    j = {{"type", "activation"}, {"act_type", act_name(a->activation)}, {"inplace", false}};
-  } else {
-    const auto& l = std::get<LinearAttrs>(step);
-    j = {{"type", "linear"}, {"out_features", l.out_features}, {"act", act_name(l.activation)}};
-    if (!l.has_bias) j["bias"] = false;
-  }
-  return j;
-}
-
 json shape_json(const Shape& s) { return json::array({s.c, s.h, s.w}); }
 
 json node_to_json(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
-  json j;
-  switch (n.kind()) {
-    case OpKind::kInput: j = {{"type", "placeholder"}}; break;
-    case OpKind::kIdentity: j = {{"type", "identity"}}; break;
-    case OpKind::kElement:
-      j = {{"type", "element"}, {"op_type", n.attrs<ElementAttrs>().op == ElementOp::kAdd ? "add" : "mul"}};
-      break;
-    case OpKind::kConv: j = step_to_json(n.attrs<ConvAttrs>()); break;
-    case OpKind::kPool: j = step_to_json(n.attrs<PoolAttrs>()); break;
-    case OpKind::kActivation: j = step_to_json(n.attrs<ActivationAttrs>()); break;
-    case OpKind::kLinear: j = step_to_json(n.attrs<LinearAttrs>()); break;
-    case OpKind::kSequential: {
-      // IOS spells a sequential op as a chain of named sub-nodes, the first reading the op's inputs.
-      json subs = json::array();
-      const auto& steps = n.attrs<SequentialAttrs>().steps;
-      for (size_t i = 0; i < steps.size(); ++i) {
-        json s = step_to_json(steps[i]);
-        s["name"] = s["hint_name"] = n.name + "." + std::to_string(i);
-        s["inputs"] = i == 0 ? inputs_to_json(g, n.inputs)
-                             : json::array({json::array({json::array(
-                                   {n.name + "." + std::to_string(i - 1), 0, n.step_shapes[i - 1].c})})});
-        s["output_shape"] = shape_json(n.step_shapes[i]);
-        subs.push_back(std::move(s));
-      }
-      j = {{"type", "sequential"}, {"nodes", std::move(subs)}};
-      break;
+  json j = attrs_to_json(n.op);
+  if (n.is<SequentialAttrs>()) {
+    // IOS spells a sequential op as a chain of named sub-nodes, the first reading the op's inputs.
+    json subs = json::array();
+    const auto& steps = n.attrs<SequentialAttrs>().steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      json s = attrs_to_json(steps[i]);
+      s["name"] = s["hint_name"] = n.name + "." + std::to_string(i);
+      s["inputs"] = i == 0 ? inputs_to_json(g, n.inputs)
+                           : json::array({json::array(
+                                 {json::array({n.name + "." + std::to_string(i - 1), 0, n.step_shapes[i - 1].c})})});
+      s["output_shape"] = shape_json(n.step_shapes[i]);
+      subs.push_back(std::move(s));
     }
+    j = {{"type", "sequential"}, {"nodes", std::move(subs)}};
   }
   j["name"] = n.name;
   j["hint_name"] = n.name;
@@ -139,6 +164,12 @@ class Reader {
                     ErrorCode::kInvalidGraph, where + ": field '" + field + "' must be an array of 2 integers");
     return std::make_pair(v[0].get<int>(), v[1].get<int>());
   }
+  static Expected<bool> get_bool(const json& j, const char* field, const std::string& where, bool fallback) {
+    if (!j.contains(field)) return fallback;
+    RETURN_ERROR_IF(!j[field].is_boolean(), ErrorCode::kInvalidGraph,
+                    where + ": field '" + field + "' must be true or false");
+    return j[field].get<bool>();
+  }
   static Expected<Act> get_act(const json& j, const char* field, const std::string& where, Act fallback) {
     if (!j.contains(field)) return fallback;
     RETURN_ERROR_IF(!j[field].is_string(), ErrorCode::kInvalidGraph,
@@ -161,10 +192,7 @@ class Reader {
       c.kernel(k.first, k.second).stride(s.first, s.second).pad(p.first, p.second).dilation(d.first, d.second);
       if (j.contains("groups")) { ASSIGN_OR_RETURN(c.groups, get_int(j, "groups", where)); }
       ASSIGN_OR_RETURN(c.activation, get_act(j, "act", where, Act::kRelu));
-      if (j.contains("bias")) {
-        RETURN_ERROR_IF(!j["bias"].is_boolean(), ErrorCode::kInvalidGraph, where + ": field 'bias' must be a boolean");
-        c.has_bias = j["bias"].get<bool>();
-      }
+      ASSIGN_OR_RETURN(c.has_bias, get_bool(j, "bias", where, true));
       return SubOp{c};
     }
     if (type == "pool") {
@@ -178,7 +206,7 @@ class Reader {
       ASSIGN_OR_RETURN(auto pad, get_pair(j, "padding", where, {0, 0}, false));
       p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second);
       if (p.is_global()) p.kernel(1).stride(1).pad(0);  // IOS stores the resolved H x W; we resolve at run time
-      if (j.contains("ceil_mode")) p.ceil_mode = j["ceil_mode"].is_boolean() && j["ceil_mode"].get<bool>();
+      ASSIGN_OR_RETURN(p.ceil_mode, get_bool(j, "ceil_mode", where, false));
       return SubOp{p};
     }
     if (type == "relu") return SubOp{ActivationAttrs{Act::kRelu}};
@@ -192,7 +220,7 @@ class Reader {
       LinearAttrs l;
       ASSIGN_OR_RETURN(l.out_features, get_int(j, "out_features", where));
       ASSIGN_OR_RETURN(l.activation, get_act(j, "act", where, Act::kNone));
-      if (j.contains("bias")) l.has_bias = j["bias"].is_boolean() && j["bias"].get<bool>();
+      ASSIGN_OR_RETURN(l.has_bias, get_bool(j, "bias", where, true));
       return SubOp{l};
     }
     return error(ErrorCode::kInvalidGraph, where + ": field 'type' has unknown op type '" + type + "'");

@@ -11,6 +11,11 @@
 
 namespace ios::ir {
 
+// The one serialization of op attributes, with every field: graph files write it, and stage signatures
+// and kernel-cache keys (ir::attrs_key) are built from it, so a new attribute reaches all three at once.
+nlohmann::json attrs_to_json(const SubOp& step);
+nlohmann::json attrs_to_json(const Op& op);
+
 nlohmann::json graph_to_json(const Graph& g);
 Expected<Graph> graph_from_json(const nlohmann::json& j);
 

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/overloaded.h"
+
 namespace ios::ir {
 
 namespace {
@@ -32,15 +34,19 @@ struct ParamSizes {
   size_t weight = 0, bias = 0, fan_in = 0;
 };
 ParamSizes param_sizes(const SubOp& step, const Shape& in) {
-  if (const auto* c = std::get_if<ConvAttrs>(&step)) {
-    const size_t fan_in = static_cast<size_t>(in.c / c->groups) * c->kh * c->kw;
-    return {fan_in * c->out_channels, c->has_bias ? size_t(c->out_channels) : 0, fan_in};
-  }
-  if (const auto* l = std::get_if<LinearAttrs>(&step)) {
-    const auto fan_in = static_cast<size_t>(in.numel());
-    return {fan_in * l->out_features, l->has_bias ? size_t(l->out_features) : 0, fan_in};
-  }
-  return {};
+  return std::visit(Overloaded{[&](const ConvAttrs& c) {
+                                 const size_t fan_in = static_cast<size_t>(in.c / c.groups) * c.kh * c.kw;
+                                 return ParamSizes{fan_in * c.out_channels,
+                                                   c.has_bias ? size_t(c.out_channels) : 0, fan_in};
+                               },
+                               [&](const LinearAttrs& l) {
+                                 const auto fan_in = static_cast<size_t>(in.numel());
+                                 return ParamSizes{fan_in * l.out_features,
+                                                   l.has_bias ? size_t(l.out_features) : 0, fan_in};
+                               },
+                               [](const PoolAttrs&) { return ParamSizes{}; },
+                               [](const ActivationAttrs&) { return ParamSizes{}; }},
+                    step);
 }
 
 ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {
@@ -54,16 +60,15 @@ ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {
 
 std::vector<std::pair<SubOp, Shape>> steps_of(const Node& n) {
   std::vector<std::pair<SubOp, Shape>> out;
-  if (const auto* seq = std::get_if<SequentialAttrs>(&n.op)) {
+  if (const std::optional<SubOp> step = as_step(n.op)) {
+    out.emplace_back(*step, n.input_shape);
+  } else if (n.is<SequentialAttrs>()) {
     Shape in = n.input_shape;
-    for (size_t i = 0; i < seq->steps.size(); ++i) {
-      out.emplace_back(seq->steps[i], in);
+    const auto& steps = n.attrs<SequentialAttrs>().steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      out.emplace_back(steps[i], in);
       in = n.step_shapes[i];
     }
-  } else if (const auto* c = std::get_if<ConvAttrs>(&n.op)) {
-    out.emplace_back(*c, n.input_shape);
-  } else if (const auto* l = std::get_if<LinearAttrs>(&n.op)) {
-    out.emplace_back(*l, n.input_shape);
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "reference/reference_executor.h"
 
+#include "common/overloaded.h"
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -134,15 +136,13 @@ Tensor gather_inputs(const ir::Graph& g, const ir::Node& n, const std::vector<Te
 
 Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Tensor& in, const Shape& out_shape) {
   Tensor out(in.batch, out_shape);
-  if (const auto* c = std::get_if<ir::ConvAttrs>(&step)) {
-    conv_forward(*c, params, in, out);
-  } else if (const auto* p = std::get_if<ir::PoolAttrs>(&step)) {
-    pool_forward(*p, in, out);
-  } else if (const auto* a = std::get_if<ir::ActivationAttrs>(&step)) {
-    for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = activate(a->activation, in.data[i]);
-  } else {
-    linear_forward(std::get<ir::LinearAttrs>(step), params, in, out);
-  }
+  std::visit(Overloaded{[&](const ir::ConvAttrs& c) { conv_forward(c, params, in, out); },
+                        [&](const ir::PoolAttrs& p) { pool_forward(p, in, out); },
+                        [&](const ir::ActivationAttrs& a) {
+                          for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = activate(a.activation, in.data[i]);
+                        },
+                        [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); }},
+             step);
   return out;
 }
 
@@ -176,20 +176,12 @@ Expected<std::vector<Tensor>> run_all(const ir::Graph& g, const ir::Weights& w, 
       Tensor in = gather_inputs(g, n, outputs, batch);
       if (n.is<ir::IdentityAttrs>()) {
         out = std::move(in);
-      } else if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op)) {
-        for (size_t s = 0; s < seq->steps.size(); ++s) in = apply_step(seq->steps[s], w.at(id, int(s)), in, n.step_shapes[s]);
-        out = std::move(in);
+      } else if (const std::optional<ir::SubOp> step = ir::as_step(n.op)) {
+        out = apply_step(*step, w.at(id), in, n.output_shape);
       } else {
-        ir::SubOp step = std::visit(
-            [](const auto& a) -> ir::SubOp {
-              using A = std::decay_t<decltype(a)>;
-              if constexpr (std::is_same_v<A, ir::ConvAttrs> || std::is_same_v<A, ir::PoolAttrs> ||
-                            std::is_same_v<A, ir::ActivationAttrs> || std::is_same_v<A, ir::LinearAttrs>)
-                return a;
-              return ir::ActivationAttrs{};  // unreachable
-            },
-            n.op);
-        out = apply_step(step, w.at(id), in, n.output_shape);
+        const auto& steps = n.attrs<ir::SequentialAttrs>().steps;
+        for (size_t s = 0; s < steps.size(); ++s) in = apply_step(steps[s], w.at(id, int(s)), in, n.step_shapes[s]);
+        out = std::move(in);
       }
     }
     outputs[static_cast<size_t>(id)] = std::move(out);

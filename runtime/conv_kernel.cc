@@ -1,5 +1,6 @@
 #include "runtime/conv_kernel.h"
 
+
 #include <cudnn_frontend.h>
 
 #include <algorithm>
@@ -424,12 +425,9 @@ int pointer_alignment(const void* p) {
 
 std::string ConvSpec::key() const {
   std::ostringstream os;
-  const auto& a = attrs;
-  os << config.key() << "|in" << in.to_string() << "|out" << out.to_string() << "|k" << a.out_channels << "x" << a.kh
-     << "x" << a.kw << "|s" << a.sh << "x" << a.sw << "|p" << a.ph << "x" << a.pw << "|d" << a.dh << "x" << a.dw
-     << "|g" << a.groups << "|b" << a.has_bias << "|a" << ir::act_name(a.activation) << "|xs" << x.n << "," << x.c
-     << "," << x.h << "," << x.w << "|ys" << y.n << "," << y.c << "," << y.h << "," << y.w << "|al" << x_align << ","
-     << y_align;
+  os << config.key() << "|in" << in.to_string() << "|out" << out.to_string() << "|" << ir::attrs_key(attrs) << "|xs"
+     << x.n << "," << x.c << "," << x.h << "," << x.w << "|ys" << y.n << "," << y.c << "," << y.h << "," << y.w
+     << "|al" << x_align << "," << y_align;
   return os.str();
 }
 

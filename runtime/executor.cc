@@ -5,8 +5,9 @@
 #include <mutex>
 #include <sstream>
 
-#include "runtime/device.h"
+#include "common/overloaded.h"
 #include "common/tensor_pack.h"
+#include "runtime/device.h"
 #include "runtime/kernels.h"
 #include "scheduler/merge.h"
 
@@ -157,27 +158,27 @@ struct Executor::Impl {
       return st.conv->run(ctx->cudnn(stream_index), b, workspaces[size_t(stream_index)]);
     }
     const Status launched = std::visit(
-        [&](const auto& a) -> Status {
-          using A = std::decay_t<decltype(a)>;
-          if constexpr (std::is_same_v<A, ir::PoolAttrs>) {
-            const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
-            PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max};
-            if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
-            launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
-                        PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
-          } else if constexpr (std::is_same_v<A, ir::ActivationAttrs>) {
-            if (data(st.dst) != data(st.src)) {
-              const DevTensor src = dev(st.src);
-              launch_gather(cfg.dtype, &src, 1, dev(st.dst), extent(st.in.c, st.in), false, s);
-            }
-            launch_bias_act(cfg.dtype, dev(st.dst), nullptr, extent(st.out.c, st.out), act_code(a.activation), s);
-          } else if constexpr (std::is_same_v<A, ir::LinearAttrs>) {
-            return run_linear(st, a, stream_index);
-          } else {
-            static_assert(std::is_same_v<A, ir::ConvAttrs>, "every sub-operator kind has a case");
-          }
-          return Status::ok();
-        },
+        Overloaded{[&](const ir::PoolAttrs& a) -> Status {
+                     const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
+                     PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max};
+                     if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
+                     launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
+                                 PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
+                     return Status::ok();
+                   },
+                   [&](const ir::ActivationAttrs& a) -> Status {
+                     if (data(st.dst) != data(st.src)) {
+                       const DevTensor src = dev(st.src);
+                       launch_gather(cfg.dtype, &src, 1, dev(st.dst), extent(st.in.c, st.in), false, s);
+                     }
+                     launch_bias_act(cfg.dtype, dev(st.dst), nullptr, extent(st.out.c, st.out), act_code(a.activation),
+                                     s);
+                     return Status::ok();
+                   },
+                   [&](const ir::LinearAttrs& a) { return run_linear(st, a, stream_index); },
+                   [&](const ir::ConvAttrs&) -> Status {
+                     return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
+                   }},
         st.op);
     RETURN_IF_ERROR(launched);
     CHECK_CUDA(cudaGetLastError());
@@ -303,27 +304,31 @@ struct Executor::Impl {
   // The sub-operators a launch runs, with their output shapes.
   void unit_steps(const Unit& u, const View& out, std::vector<ir::SubOp>& ops, std::vector<ir::Shape>& shapes) const {
     const ir::Node& n = g->node(u.ops[0]);
-    if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op)) {
-      ops = seq->steps;
-      shapes = n.step_shapes;
-    } else if (u.ops.size() > 1) {
+    if (u.ops.size() > 1) {
       ops = {sched::merged_conv(*g, u.ops)};
       ir::Shape s = n.output_shape;
       s.c = out.channels;
       shapes = {s};
-    } else {
-      std::visit(
-          [&](const auto& a) {
-            using A = std::decay_t<decltype(a)>;
-            if constexpr (std::is_constructible_v<ir::SubOp, A>) ops = {a};
-          },
-          n.op);
+    } else if (const std::optional<ir::SubOp> step = ir::as_step(n.op)) {
+      ops = {*step};
       shapes = {n.output_shape};
+    } else {
+      ops = n.attrs<ir::SequentialAttrs>().steps;
+      shapes = n.step_shapes;
     }
   }
 
-  Status build_conv(StepPlan& st, const Unit& u, int step, int stream_index, const ir::Weights& w) {
-    ir::ConvAttrs attrs = std::get<ir::ConvAttrs>(st.op);
+  // The input is flattened in storage order (CHW, or HWC for NHWC): the weight follows it.
+  Status build_linear(StepPlan& st, const ir::LinearAttrs& l, const ir::ParamTensor& p) {
+    ASSIGN_OR_RETURN(st.weight, upload(p.weight, l.out_features, st.in.c, st.in.h, st.in.w));
+    if (l.has_bias) {
+      ASSIGN_OR_RETURN(st.bias, upload(p.bias, 1, l.out_features, 1, 1));
+    }
+    return Status::ok();
+  }
+
+  Status build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
+                    const ir::Weights& w) {
     std::vector<float> weight, bias;
     if (u.ops.size() > 1) {
       pack_merged(u.ops, w, attrs, st.in.c, weight, bias);
@@ -373,15 +378,12 @@ struct Executor::Impl {
       st.src = src;
       st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out);
       if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.h, out.w};
-      if (std::holds_alternative<ir::ConvAttrs>(st.op)) {
-        RETURN_IF_ERROR(build_conv(st, u, int(i), stream_index, w));
-      } else if (const auto* l = std::get_if<ir::LinearAttrs>(&st.op)) {
-        // The input is flattened in storage order (CHW, or HWC for NHWC): the weight follows it.
-        ASSIGN_OR_RETURN(st.weight, upload(w.at(u.ops[0], int(i)).weight, l->out_features, in.c, in.h, in.w));
-        if (l->has_bias) {
-          ASSIGN_OR_RETURN(st.bias, upload(w.at(u.ops[0], int(i)).bias, 1, l->out_features, 1, 1));
-        }
-      }
+      RETURN_IF_ERROR(std::visit(
+          Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
+                     [&](const ir::LinearAttrs& l) { return build_linear(st, l, w.at(u.ops[0], int(i))); },
+                     [](const ir::PoolAttrs&) { return Status::ok(); },
+                     [](const ir::ActivationAttrs&) { return Status::ok(); }},
+          ops[i]));
       src = st.dst;
       in = st.out;
       u.steps.push_back(std::move(st));

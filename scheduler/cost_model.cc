@@ -14,57 +14,16 @@ namespace ios::sched {
 
 namespace {
 
-void describe_op(std::ostringstream& os, const ir::Node& n) {
-  os << ir::op_kind_name(n.kind()) << "(";
-  auto conv = [&](const ir::ConvAttrs& c) {
-    os << "c" << c.out_channels << "k" << c.kh << "x" << c.kw << "s" << c.sh << "x" << c.sw << "p" << c.ph << "x"
-       << c.pw << "d" << c.dh << "x" << c.dw << "g" << c.groups << "b" << c.has_bias << "a" << int(c.activation);
-  };
-  auto pool = [&](const ir::PoolAttrs& p) {
-    os << "t" << int(p.kind) << "k" << p.kh << "x" << p.kw << "s" << p.sh << "x" << p.sw << "p" << p.ph << "x" << p.pw
-       << "c" << p.ceil_mode;
-  };
-  auto step = [&](const ir::SubOp& s) {
-    if (const auto* c = std::get_if<ir::ConvAttrs>(&s))
-      conv(*c);
-    else if (const auto* p = std::get_if<ir::PoolAttrs>(&s))
-      pool(*p);
-    else if (const auto* a = std::get_if<ir::ActivationAttrs>(&s))
-      os << "act" << int(a->activation);
-    else {
-      const auto& l = std::get<ir::LinearAttrs>(s);
-      os << "fc" << l.out_features << "b" << l.has_bias << "a" << int(l.activation);
-    }
-    os << ";";
-  };
-  if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op))
-    conv(*c);
-  else if (const auto* p = std::get_if<ir::PoolAttrs>(&n.op))
-    pool(*p);
-  else if (const auto* a = std::get_if<ir::ActivationAttrs>(&n.op))
-    os << int(a->activation);
-  else if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op))
-    os << int(e->op);
-  else if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
-    step(*l);
-  else if (const auto* s = std::get_if<ir::SequentialAttrs>(&n.op))
-    for (const auto& st : s->steps) step(st);
-  os << ")";
-}
-
-}  // namespace
-
-namespace {
-
 // One group's ops: attributes, inputs and output shapes. An input produced inside the group is named
 // by its position there ("L1"); any other by first appearance in the group ("X0"), whose node is
 // recorded in `outside`, so the caller can say which outside tensors groups share.
-std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& group, std::vector<ir::NodeId>& outside) {
+std::string describe_group(const ir::Graph& g, const std::vector<std::string>& op_keys,
+                           const std::vector<ir::NodeId>& group, std::vector<ir::NodeId>& outside) {
   std::ostringstream os;
   os << "[";
   for (ir::NodeId id : group) {
     const ir::Node& n = g.node(id);
-    describe_op(os, n);
+    os << op_keys[size_t(id)];
     os << "<";
     for (const ir::Term& term : n.inputs) {
       os << "(";
@@ -88,14 +47,23 @@ std::string describe_group(const ir::Graph& g, const std::vector<ir::NodeId>& gr
 
 }  // namespace
 
-std::string stage_signature(const ir::Graph& g, const Stage& stage) {
+std::vector<std::string> op_keys(const ir::Graph& g) {
+  std::vector<std::string> keys;
+  keys.reserve(g.nodes.size());
+  for (const ir::Node& n : g.nodes) keys.push_back(ir::attrs_key(n.op));
+  return keys;
+}
+
+std::string stage_signature(const ir::Graph& g, const Stage& stage) { return stage_signature(g, op_keys(g), stage); }
+
+std::string stage_signature(const ir::Graph& g, const std::vector<std::string>& op_keys, const Stage& stage) {
   // Each group is described on its own; concurrent groups run the same in any order, so they are
   // listed sorted, and a permuted stage is measured once. Which outside tensors several groups read
   // (and which group's output another group reads) is kept as a list of (group, input) pairs.
   const size_t n = stage.groups.size();
   std::vector<std::string> text(n);
   std::vector<std::vector<ir::NodeId>> outside(n);
-  for (size_t gi = 0; gi < n; ++gi) text[gi] = describe_group(g, stage.groups[gi], outside[gi]);
+  for (size_t gi = 0; gi < n; ++gi) text[gi] = describe_group(g, op_keys, stage.groups[gi], outside[gi]);
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
   if (stage.kind == StageKind::kConcurrent)
@@ -171,7 +139,13 @@ Expected<double> AnalyticCostModel::stage_latency_ms(const ir::Graph& g, const S
 }
 
 Expected<double> StageCache::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
-  std::string key = std::to_string(batch) + "|" + stage_signature(g, stage);
+  // A search asks about one graph many times: its ops' keys are serialized once.
+  if (keys_of_ != &g || keys_of_name_ != g.name || op_keys_.size() != g.nodes.size()) {
+    op_keys_ = op_keys(g);
+    keys_of_ = &g;
+    keys_of_name_ = g.name;
+  }
+  std::string key = std::to_string(batch) + "|" + stage_signature(g, op_keys_, stage);
   auto it = table_.find(key);
   if (it != table_.end()) {
     ++hits_;

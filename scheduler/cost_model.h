@@ -24,6 +24,9 @@ class CostModel {
 // and output shapes, term structure, and which ops of the stage read which. Identical cells of a
 // network give identical signatures, so their stages are costed once.
 std::string stage_signature(const ir::Graph& g, const Stage& stage);
+// The same with every node's ir::attrs_key computed beforehand (op_keys(g)), as a search does.
+std::string stage_signature(const ir::Graph& g, const std::vector<std::string>& op_keys, const Stage& stage);
+std::vector<std::string> op_keys(const ir::Graph& g);
 
 // Deterministic roofline model with a launch floor and SM occupancy (see README, "Analytic cost
 // model"). The default where there is no GPU.
@@ -88,6 +91,9 @@ class StageCache : public CostModel {
   std::string key_;
   std::unordered_map<std::string, double> table_;
   size_t hits_ = 0, misses_ = 0;
+  const ir::Graph* keys_of_ = nullptr;  // the graph op_keys_ belong to
+  std::string keys_of_name_;
+  std::vector<std::string> op_keys_;
 };
 
 }  // namespace ios::sched

@@ -53,9 +53,12 @@ bool writes_strided(const ir::Node& n) {
       const ir::SubOp& last = n.attrs<ir::SequentialAttrs>().steps.back();
       return std::holds_alternative<ir::ConvAttrs>(last) || std::holds_alternative<ir::PoolAttrs>(last);
     }
-    default:
+    case ir::OpKind::kInput:
+    case ir::OpKind::kActivation:
+    case ir::OpKind::kLinear:
       return false;
   }
+  return false;
 }
 
 bool reads_with_conv(const ir::Node& n) {

@@ -13,8 +13,12 @@ bool is_memory_intensive(const ir::Node& n) {
     case ir::OpKind::kIdentity:
     case ir::OpKind::kElement:
     case ir::OpKind::kActivation: return true;
-    default: return false;  // conv, linear, sequential (holds convolutions), input
+    case ir::OpKind::kConv:
+    case ir::OpKind::kLinear:
+    case ir::OpKind::kSequential:  // holds convolutions
+    case ir::OpKind::kInput: return false;
   }
+  return false;
 }
 
 ResourceProfile estimate_resource_profile(const ir::Graph& g) {

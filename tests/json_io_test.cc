@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ir/json_io.h"
 #include "models/models.h"
@@ -126,6 +127,49 @@ TEST(GraphFile, DotHasOneClusterPerBlock) {
   size_t clusters = 0;
   for (size_t p = dot.find("subgraph cluster_"); p != std::string::npos; p = dot.find("subgraph cluster_", p + 1)) ++clusters;
   EXPECT_EQ(clusters, g->blocks.size());
+}
+
+// The one serialization feeds files, stage signatures and kernel keys: every attribute must show.
+TEST(AttrsKey, EveryConvAndPoolAttributeChangesTheKey) {
+  const ConvAttrs conv = Conv(8).kernel(3).pad(1);
+  std::vector<ConvAttrs> convs(11, conv);
+  convs[0].out_channels = 9, convs[1].kh = 5, convs[2].kw = 5, convs[3].sh = 2, convs[4].sw = 2, convs[5].ph = 0;
+  convs[6].pw = 0, convs[7].dh = 2, convs[8].dw = 2, convs[9].groups = 2, convs[10].has_bias = false;
+  std::set<std::string> keys{attrs_key(conv), attrs_key(Conv(8).kernel(3).pad(1).act(Act::kNone))};
+  for (const ConvAttrs& c : convs) keys.insert(attrs_key(c));
+  EXPECT_EQ(keys.size(), convs.size() + 2);
+
+  const PoolAttrs pool = MaxPool(3).stride(2);
+  std::vector<PoolAttrs> pools(8, pool);
+  pools[0].kind = PoolKind::kAvg, pools[1].kh = 2, pools[2].kw = 2, pools[3].sh = 1, pools[4].sw = 1;
+  pools[5].ph = 1, pools[6].pw = 1, pools[7].ceil_mode = true;
+  std::set<std::string> pool_keys{attrs_key(pool)};
+  for (const PoolAttrs& p : pools) pool_keys.insert(attrs_key(p));
+  EXPECT_EQ(pool_keys.size(), pools.size() + 1);
+}
+
+TEST(AttrsKey, FileFieldsAreTheSerializedAttributes) {
+  const ConvAttrs c = Conv(16).kernel(1, 7).pad(0, 3).dilation(1, 2).bias(false).act(Act::kTanh);
+  const json j = attrs_to_json(SubOp{c});
+  EXPECT_EQ(j["type"], "conv");
+  EXPECT_EQ(j["dilation"], json::array({1, 2}));
+  EXPECT_EQ(j["bias"], false);
+  EXPECT_EQ(j["act"], "tanh");
+  EXPECT_EQ(attrs_key(c), j.dump());
+}
+
+TEST(GraphFile, NonBooleanFlagsAreRejectedByName) {
+  for (const char* field : {"bias", "ceil_mode"}) {
+    json j = tiny_json();
+    json& node = j["blocks"][0]["inner_nodes"][0];
+    if (std::string(field) == "ceil_mode") node = {{"name", "1"}, {"type", "pool"}, {"pool_type", "max"},
+                                                   {"kernel", {2, 2}}, {"inputs", node["inputs"]}};
+    node[field] = 1;
+    auto g = graph_from_json(j);
+    ASSERT_FALSE(g) << field;
+    EXPECT_NE(g.status().message().find(std::string("'") + field + "' must be true or false"), std::string::npos)
+        << g.status().message();
+  }
 }
 
 }  // namespace
