@@ -289,9 +289,11 @@ int cmd_optimize(OptimizeArgs& a) {
   memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
-  std::printf("Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs\n",
-              memory->arena_bytes / 1048576.0, memory->no_reuse_bytes / 1048576.0, memory->elided_concats,
-              memory->terms_in_place);
+  std::printf(
+      "Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs (%d sums "
+      "fused into convolutions)\n",
+      memory->arena_bytes / 1048576.0, memory->no_reuse_bytes / 1048576.0, memory->elided_concats,
+      memory->terms_in_place, memory->fused_sums);
   for (const auto& note : sched.meta.notes) std::printf("Note: %s\n", note.c_str());
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
@@ -317,7 +319,7 @@ struct RunArgs {
   OptimizeArgs opt;
   std::string schedule_file;
   int warmup = 20, iters = 200;
-  bool check = false, no_graph = false;
+  bool check = false, no_graph = false, no_fused_sums = false;
   std::string trace_file;
 };
 
@@ -326,8 +328,10 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx) {
   const ios::rt::KernelStats& k = ctx.kernel_stats();
   std::printf(
       "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | engines tuned %d, from the kernel "
-      "cache file %d | concat inputs written in place %d, copied %d\n",
-      r.convs, r.fused, r.legacy, k.tuned, k.from_file, r.concat_inputs_in_place, r.concat_inputs_copied);
+      "cache file %d | concat inputs written in place %d, copied %d | sums fused into convolutions %d (%d in the "
+      "cuDNN graph)\n",
+      r.convs, r.fused, r.legacy, k.tuned, k.from_file, r.concat_inputs_in_place, r.concat_inputs_copied,
+      r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines) std::printf("  engine %-48s x%d\n", name.c_str(), count);
 }
@@ -368,6 +372,7 @@ int cmd_run(RunArgs& a) {
   options.config = session->config;
   options.context = *context;
   options.use_graph = !a.no_graph;
+  options.fuse_sums = !a.no_fused_sums;
   std::unique_ptr<ios::rt::KernelProfiler> profiler;
   if (!a.trace_file.empty()) {
     auto p = ios::rt::KernelProfiler::create();
@@ -478,6 +483,8 @@ int main(int argc, char** argv) {
   run->add_option("--iters", run_args.iters, "timed runs")->check(CLI::PositiveNumber);
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
+  run->add_flag("--no-fused-sums", run_args.no_fused_sums,
+                "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
 #endif
 

@@ -40,6 +40,27 @@ def timed(fn, warmup, iters, blocks, torch):
     return statistics.median(medians)
 
 
+def kernel_census(fn, torch, inferences=10):
+    """GPU kernels of `inferences` calls of fn, as [{name, count, us}] per inference."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(inferences):
+            fn()
+        torch.cuda.synchronize()
+    kernels = {}
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+            continue
+        k = kernels.setdefault(e.name, {"name": e.name, "count": 0, "us": 0.0})
+        k["count"] += 1
+        k["us"] += e.device_time
+    for k in kernels.values():
+        k["count"] /= inferences
+        k["us"] /= inferences
+    return sorted(kernels.values(), key=lambda k: -k["us"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="googlenet,inception_v3")
@@ -52,6 +73,8 @@ def main():
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--out-dir", default="experiments/results/latest")
     ap.add_argument("--ours", help="our exp_latency CSV, printed beside PyTorch")
+    ap.add_argument("--census", help="also write the kernels each model/precision/mode runs (torch.profiler, "
+                    "per inference) to this JSON file, for kernel_census.py")
     args = ap.parse_args()
     try:
         import torch
@@ -62,7 +85,7 @@ def main():
         sys.exit("compare_pytorch.py needs a CUDA GPU")
     torch.backends.cudnn.benchmark = True
     inputs = {"googlenet": 224, "inception_v3": 299}
-    rows = []
+    rows, census = [], []
     for name in args.models.split(","):
         if name not in inputs:
             sys.exit(f"--models: unknown model '{name}' (googlenet, inception_v3)")
@@ -107,6 +130,9 @@ def main():
                     else:
                         sys.exit(f"--modes: unknown mode '{mode}' (eager, graph, compile, max-autotune)")
                     ms = timed(fn, args.warmup, args.iters, args.blocks, torch)
+                    if args.census:
+                        census.append({"model": name, "precision": precision, "mode": mode,
+                                       "kernels": kernel_census(fn, torch)})
                 rows.append({"model": name, "framework": "pytorch " + torch.__version__, "mode": mode,
                              "precision": precision, "batch": 1, "latency_ms": round(ms, 4),
                              "compile_s": round(compile_s, 1)})
@@ -122,6 +148,9 @@ def main():
         w.writerows(rows)
     with open(os.path.join(args.out_dir, "pytorch.json"), "w") as f:
         json.dump({"environment": env, "rows": rows}, f, indent=1)
+    if args.census:
+        with open(args.census, "w") as f:
+            json.dump({"environment": env, "runs": census}, f, indent=1)
     if args.ours:
         with open(args.ours) as f:
             ours = list(csv.DictReader(f))

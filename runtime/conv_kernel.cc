@@ -16,7 +16,7 @@ namespace fe = cudnn_frontend;
 namespace {
 
 // uids of the graph's user tensors
-constexpr int64_t kX = 1, kW = 2, kB = 3, kY = 4;
+constexpr int64_t kX = 1, kW = 2, kB = 3, kY = 4, kZ = 5;
 constexpr int kMaxCandidates = 16;  // timed per convolution, in heuristics order
 constexpr int kTimedBatches = 5;
 
@@ -62,14 +62,29 @@ std::vector<int64_t> filter_strides(Layout layout, int c, int r, int s) {
   return strides(l);
 }
 
-bool needs_epilogue(const ConvSpec& spec) { return spec.attrs.has_bias || spec.attrs.activation != ir::Act::kNone; }
+bool needs_epilogue(const ConvSpec& spec) {
+  return spec.attrs.has_bias || spec.attrs.activation != ir::Act::kNone || spec.z.has_value();
+}
 
-// Bias and activation as our own kernel, for engines that only run the convolution.
+// Bias, activation and residual as our own kernels, for engines that only run the convolution.
 void run_epilogue(const ConvSpec& spec, const ConvBuffers& b, cudaStream_t stream) {
   const DevTensor y{b.y, spec.y.n, spec.y.c, spec.y.w};
   const Extent e{spec.config.batch, spec.out.c, spec.out.h * spec.out.w, spec.config.layout == Layout::kNHWC};
-  launch_bias_act(spec.config.dtype, y, spec.attrs.has_bias ? b.b : nullptr, e, act_code(spec.attrs.activation),
-                  stream);
+  if (spec.attrs.has_bias || spec.attrs.activation != ir::Act::kNone)
+    launch_bias_act(spec.config.dtype, y, spec.attrs.has_bias ? b.b : nullptr, e, act_code(spec.attrs.activation),
+                    stream);
+  if (spec.z) {
+    const DevTensor z{const_cast<void*>(b.z), spec.z->n, spec.z->c, spec.z->w};
+    launch_gather(spec.config.dtype, &z, 1, y, e, /*accumulate=*/true, stream);
+  }
+}
+
+// The tensors a graph reads and writes, by uid.
+std::unordered_map<int64_t, void*> variant_pack(const ConvSpec& spec, const ConvBuffers& b, bool fused) {
+  std::unordered_map<int64_t, void*> pack = {{kX, const_cast<void*>(b.x)}, {kW, const_cast<void*>(b.w)}, {kY, b.y}};
+  if (fused && spec.attrs.has_bias) pack[kB] = const_cast<void*>(b.b);
+  if (fused && spec.z) pack[kZ] = const_cast<void*>(b.z);
+  return pack;
 }
 
 cudaStream_t stream_of(cudnnHandle_t h) {
@@ -112,8 +127,7 @@ class GraphConvKernel : public ConvKernel {
       : spec_(std::move(spec)), graph_(std::move(graph)), index_(index), choice_(std::move(choice)) {}
 
   Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const override {
-    std::unordered_map<int64_t, void*> pack = {{kX, const_cast<void*>(b.x)}, {kW, const_cast<void*>(b.w)}, {kY, b.y}};
-    if (choice_.fused && spec_.attrs.has_bias) pack[kB] = const_cast<void*>(b.b);
+    std::unordered_map<int64_t, void*> pack = variant_pack(spec_, b, choice_.fused);
     CHECK_FE(graph_->execute_plan_at_index(handle, pack, workspace, index_));
     if (!choice_.fused && needs_epilogue(spec_)) run_epilogue(spec_, b, stream_of(handle));
     return Status::ok();
@@ -178,6 +192,15 @@ Expected<std::shared_ptr<fe::graph::Graph>> make_graph(cudnnHandle_t handle, con
   }
   if (fused && a.activation != ir::Act::kNone)
     y = g->pointwise(y, fe::graph::Pointwise_attributes().set_name("act").set_mode(act_mode(a.activation)));
+  if (fused && spec.z) {
+    auto z = g->tensor(fe::graph::Tensor_attributes()
+                           .set_name("z")
+                           .set_uid(kZ)
+                           .set_dim(dims(n, spec.out))
+                           .set_stride(strides(*spec.z))
+                           .set_alignment(spec.z_align));
+    y = g->pointwise(y, z, fe::graph::Pointwise_attributes().set_name("residual").set_mode(fe::PointwiseMode_t::ADD));
+  }
   y->set_output(true)
       .set_uid(kY)
       .set_data_type(fe_type(spec.config.dtype))
@@ -230,8 +253,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
   CHECK_FE(g->check_support(handle));
   CHECK_FE(g->build_plans(handle, fe::BuildPlanPolicy_t::ALL));
-  std::unordered_map<int64_t, void*> pack = {{kX, const_cast<void*>(b.x)}, {kW, const_cast<void*>(b.w)}, {kY, b.y}};
-  if (fused && spec.attrs.has_bias) pack[kB] = const_cast<void*>(b.b);
+  std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, fused);
   const cudaStream_t stream = stream_of(handle);
   int64_t best = -1;
   double best_ms = 0;
@@ -292,7 +314,8 @@ class LegacyConvKernel : public ConvKernel {
 
   // Fused through cudnnConvolutionBiasActivationForward only where it is defined for us: fp32, ReLU.
   bool fusable() const {
-    return spec_.config.dtype == DataType::kF32 && spec_.attrs.has_bias && spec_.attrs.activation == ir::Act::kRelu;
+    return spec_.config.dtype == DataType::kF32 && spec_.attrs.has_bias && spec_.attrs.activation == ir::Act::kRelu &&
+           !spec_.z;  // its z is added before the activation, ours after
   }
 
   Status use(const KernelChoice& c) {
@@ -428,6 +451,7 @@ std::string ConvSpec::key() const {
   os << config.key() << "|in" << in.to_string() << "|out" << out.to_string() << "|" << ir::attrs_key(attrs) << "|xs"
      << x.n << "," << x.c << "," << x.h << "," << x.w << "|ys" << y.n << "," << y.c << "," << y.h << "," << y.w
      << "|al" << x_align << "," << y_align;
+  if (z) os << "|z" << z->n << "," << z->c << "," << z->h << "," << z->w << "|zal" << z_align;
   return os.str();
 }
 

@@ -1,15 +1,16 @@
-// A convolution (+ bias + activation) as a kernel object built once and run many times. Two
-// backends behind one interface:
-//  - graph: a cudnn-frontend (v1 graph API) graph conv -> bias add -> activation, candidates from
-//    heuristics A, B and the fallback list, every candidate timed on the real buffers (median of
-//    several batches after warm-up), the fastest kept; when no engine runs the fused graph, the
-//    convolution alone is tuned and bias/activation run as a separate kernel.
+// A convolution (+ bias + activation + residual) as a kernel object built once and run many times.
+// Two backends behind one interface:
+//  - graph: a cudnn-frontend (v1 graph API) graph conv -> bias add -> activation -> residual add,
+//    candidates from heuristics A, B and the fallback list, every candidate timed on the real buffers
+//    (median of several batches after warm-up), the fastest kept; when no engine runs the fused graph,
+//    the convolution alone is tuned and bias/activation/residual run as a separate kernel.
 //  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
 // The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
 // process builds the same engine without tuning.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/exec_config.h"
@@ -33,6 +34,8 @@ struct ConvSpec {
   ir::Shape in, out;     // per sample; out.c may exceed attrs.out_channels' producer (merged convs)
   SliceLayout x, y;      // element strides of input and output (channel slices of wider buffers)
   int x_align = 16, y_align = 16;  // byte alignment of the input / output pointers (at most 16)
+  std::optional<SliceLayout> z;    // a residual added after the activation: y = act(conv + bias) + z
+  int z_align = 16;
   std::string key() const;
 };
 
@@ -44,6 +47,7 @@ struct ConvBuffers {
   const void* w;  // filter in the config's dtype and layout (KCRS or KRSC)
   const void* b;  // bias in the config's dtype, may be null when attrs.has_bias is false
   void* y;
+  const void* z = nullptr;  // the residual, when spec.z is set
 };
 
 class ConvKernel {

@@ -30,6 +30,7 @@ struct StepPlan {
   ir::Shape in, out;
   DeviceMemory weight, bias;  // conv and linear, in the run's dtype and layout
   View src, dst;
+  std::optional<View> residual;  // conv: a value added to the output (memory plan's fused sum)
 };
 
 struct Unit {
@@ -110,10 +111,14 @@ struct Executor::Impl {
     int offset = 0;
     for (const ir::Term& term : terms) {
       const int count = term[0].channels();
-      const View& only = views[size_t(term[0].node)];
-      if (term.size() == 1 && !accumulate && only.base == dst.base &&
-          only.begin + term[0].begin == dst.begin + offset) {
-        offset += count;  // its producer wrote it in place (memory plan)
+      // A value placed at the term's destination was written there by its producer (memory plan),
+      // the whole term: alone, or with the term's other value added (a fused sum).
+      const bool written = std::any_of(term.begin(), term.end(), [&](const ir::Value& v) {
+        const View& at = views[size_t(v.node)];
+        return at.base == dst.base && at.begin + v.begin == dst.begin + offset;
+      });
+      if (written && !accumulate) {
+        offset += count;
         continue;
       }
       for (size_t first = 0; first < term.size(); first += kMaxGatherSources) {
@@ -154,7 +159,8 @@ struct Executor::Impl {
   Status run_step(const StepPlan& st, int stream_index) {
     cudaStream_t s = stream(stream_index);
     if (st.conv) {
-      const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst)};
+      const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst),
+                          st.residual ? data(*st.residual) : nullptr};
       return st.conv->run(ctx->cudnn(stream_index), b, workspaces[size_t(stream_index)]);
     }
     const Status launched = std::visit(
@@ -260,6 +266,7 @@ struct Executor::Impl {
     mo.config = cfg;
     mo.reuse = opt.reuse_memory;
     mo.keep_all = opt.keep_all;
+    mo.fuse_sums = opt.fuse_sums;
     ASSIGN_OR_RETURN(memory, sched::plan_memory(*g, plan, mo));
     ASSIGN_OR_RETURN(arena, device_alloc(std::max<size_t>(memory.arena_bytes, 256)));
     CHECK_CUDA(cudaMemset(arena.get(), 0, std::max<size_t>(memory.arena_bytes, 256)));
@@ -350,7 +357,12 @@ struct Executor::Impl {
     spec.y = layout_of(st.dst);
     spec.x_align = pointer_alignment(data(st.src));
     spec.y_align = pointer_alignment(data(st.dst));
-    const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst)};
+    if (st.residual) {
+      spec.z = layout_of(*st.residual);
+      spec.z_align = pointer_alignment(data(*st.residual));
+    }
+    const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst),
+                        st.residual ? data(*st.residual) : nullptr};
     ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
     stream_workspace[size_t(stream_index)] = std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());
     return Status::ok();
@@ -378,6 +390,8 @@ struct Executor::Impl {
       st.src = src;
       st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out);
       if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.h, out.w};
+      if (i + 1 == ops.size() && lm.residual.node != ir::kNoNode)
+        st.residual = views[size_t(lm.residual.node)].at_channel(lm.residual.begin);
       RETURN_IF_ERROR(std::visit(
           Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
                      [&](const ir::LinearAttrs& l) { return build_linear(st, l, w.at(u.ops[0], int(i))); },
@@ -555,13 +569,14 @@ KernelReport Executor::kernel_report() const {
       ++r.convs;
       r.fused += c.fused;
       r.legacy += c.backend == "legacy";
+      if (st.residual) ++(c.fused ? r.sums_in_conv : r.sums_in_epilogue);
     }
   const ir::Graph& g = *impl_->g;
   for (size_t i = 0; i < impl_->plan.steps.size(); ++i) {
     const sched::PlanStep& st = impl_->plan.steps[i];
     if (st.kind != sched::PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
     const ir::Node& n = g.node(st.ops[0]);
-    if (!n.is<ir::IdentityAttrs>() || n.inputs.size() < 2) continue;
+    if (!n.is<ir::IdentityAttrs>() || (n.inputs.size() < 2 && n.inputs[0].size() != 2)) continue;
     r.concat_inputs_copied += int(n.inputs.size());
   }
   r.concat_inputs_in_place = impl_->memory.terms_in_place;

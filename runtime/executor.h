@@ -22,17 +22,19 @@ struct ExecutorOptions {
   bool use_graph = true;            // capture the plan into a CUDA graph
   bool reuse_memory = true;         // stream-aware buffer reuse (off: one buffer per tensor)
   bool keep_all = false;            // every node stays readable after a run
+  bool fuse_sums = true;            // convolutions add a sum's other value in their epilogue (memory plan)
   std::shared_ptr<Context> context; // shared streams/handles/kernels; null: made from context_options
   ContextOptions context_options;   // dtype and math are taken from `config`
   LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)
 };
 
-// What the executor's convolutions run on: engine name -> convolutions using it, and how many
-// outputs were written straight into a concatenation's slice rather than copied.
+// What the executor's convolutions run on: engine name -> convolutions using it, how many outputs
+// were written straight into a concatenation's slice rather than copied, and where fused sums ran.
 struct KernelReport {
   std::map<std::string, int> engines;
   int convs = 0, fused = 0, legacy = 0;
   int concat_inputs_in_place = 0, concat_inputs_copied = 0;
+  int sums_in_conv = 0, sums_in_epilogue = 0;  // fused sums (memory plan): in the cuDNN graph, or our kernel
 };
 
 // Hears, while a plan is issued or captured, which plan step the following work belongs to.

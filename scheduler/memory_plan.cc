@@ -61,6 +61,11 @@ bool writes_strided(const ir::Node& n) {
   return false;
 }
 
+bool ends_with_conv(const ir::Node& n) {
+  if (n.is<ir::ConvAttrs>()) return true;
+  return n.is<ir::SequentialAttrs>() && std::holds_alternative<ir::ConvAttrs>(n.attrs<ir::SequentialAttrs>().steps.back());
+}
+
 bool reads_with_conv(const ir::Node& n) {
   if (n.is<ir::ConvAttrs>()) return true;
   if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op))
@@ -130,25 +135,48 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     int offset = 0;
   };
   std::vector<Alias> alias(n_nodes);
+  std::vector<ir::Value> residual(n_nodes);  // per producer: the value it adds to its output (fused sum)
+  const HappensBefore hb(plan);
+  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
+  auto may_write_in_place = [&](const ir::Value& v) {
+    const ir::NodeId p = v.node;
+    return v.begin == 0 && v.end == g.node(p).output_shape.c && p != g.input() && p != g.output() &&
+           step_of[size_t(p)] >= 0 && single[size_t(p)] && alias[size_t(p)].concat == ir::kNoNode &&
+           writes_strided(g.node(p));
+  };
+  // Which value of a two-value sum term can be written in place with the other added as it is
+  // produced: one ending in a convolution (the add joins its cuDNN graph), read by nothing else,
+  // launched after the other value is complete. -1: none.
+  auto fused_sum_index = [&](const ir::Term& term, ir::NodeId concat) {
+    // keep_all promises every op's own output, which a fused sum overwrites.
+    if (options.keep_all || !options.fuse_sums || term.size() != 2 || term[0].node == term[1].node) return -1;
+    for (int k = 0; k < 2; ++k) {
+      const ir::NodeId x = term[size_t(k)].node, z = term[size_t(1 - k)].node;
+      const int z_step = step_of[size_t(z)];
+      if (may_write_in_place(term[size_t(k)]) && ends_with_conv(g.node(x)) &&
+          consumers[size_t(x)] == std::vector<ir::NodeId>{concat} &&
+          (z_step < 0 || hb.before(z_step, step_of[size_t(x)])))
+        return k;
+    }
+    return -1;
+  };
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const PlanStep& st = plan.steps[i];
     if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
     const ir::NodeId t = st.ops[0];
     const ir::Node& node = g.node(t);
-    if (!node.is<ir::IdentityAttrs>() || node.inputs.size() < 2) continue;
-    // Each producer that can write a strided slice does; the concat copies only the rest.
+    if (!node.is<ir::IdentityAttrs>() || (node.inputs.size() < 2 && node.inputs[0].size() != 2)) continue;
+    // Each producer that can write a strided slice does (adding the other value of a fused sum); the
+    // concat copies only the rest.
     std::vector<ir::NodeId> seen;
-    std::vector<bool> in_place;
+    std::vector<int> writer;  // per term: the index of the value written in place, or -1
     for (const ir::Term& term : node.inputs) {
-      const ir::Value& v = term[0];
-      const bool whole = term.size() == 1 && v.begin == 0 && v.end == g.node(v.node).output_shape.c;
-      in_place.push_back(whole && v.node != g.input() && v.node != g.output() && step_of[size_t(v.node)] >= 0 &&
-                         single[size_t(v.node)] && alias[size_t(v.node)].concat == ir::kNoNode &&
-                         writes_strided(g.node(v.node)) && std::count(seen.begin(), seen.end(), v.node) == 0);
+      writer.push_back(term.size() == 1 ? (may_write_in_place(term[0]) ? 0 : -1) : fused_sum_index(term, t));
       for (const ir::Value& x : term) seen.push_back(x.node);
     }
+    std::vector<bool> in_place(writer.size());
     for (size_t k = 0; k < in_place.size(); ++k)  // a producer read twice by the concat is copied
-      if (in_place[k] && std::count(seen.begin(), seen.end(), node.inputs[k][0].node) > 1) in_place[k] = false;
+      in_place[k] = writer[k] >= 0 && std::count(seen.begin(), seen.end(), node.inputs[k][size_t(writer[k])].node) == 1;
     // The concat's own slice of the buffer it finally lives in (it may be written in place too).
     int root_begin = 0;
     ir::NodeId root = t;
@@ -159,7 +187,10 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       in_place[k] = in_place[k] && slice_aligned(config, root_channels, root_begin + offset, node.output_shape);
       if (in_place[k]) {
-        alias[size_t(node.inputs[k][0].node)] = Alias{t, offset};
+        const ir::Term& term = node.inputs[k];
+        const ir::NodeId x = term[size_t(writer[k])].node;
+        alias[size_t(x)] = Alias{t, offset};
+        if (term.size() == 2) residual[size_t(x)] = term[size_t(1 - writer[k])];
         ++elided_terms;
       }
       offset += node.inputs[k][0].channels();
@@ -209,6 +240,12 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     if (mp.placement[id].placed() && (options.keep_all || ir::NodeId(id) == g.output()))
       mp.buffer_pinned[size_t(mp.placement[id].buffer)] = true;
 
+  for (size_t id = 0; id < n_nodes; ++id)
+    if (residual[id].node != ir::kNoNode) {
+      mp.launch[size_t(step_of[id])].residual = residual[id];
+      ++mp.fused_sums;
+    }
+
   // Scratch: gathered inputs, products' second operands, intermediate steps of sequential ops.
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& st = plan.steps[i];
@@ -240,9 +277,9 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       for (ir::NodeId p : g.producers(id)) touch(mp.placement[size_t(p)].buffer, int(i));
     }
     touch(mp.launch[i].input_scratch, int(i));
+    if (const ir::Value& r = mp.launch[i].residual; r.node != ir::kNoNode) touch(mp.placement[size_t(r.node)].buffer, int(i));
     for (int b : mp.launch[i].step_buffers) touch(b, int(i));
   }
-  const HappensBefore hb(plan);
   auto done_before = [&](size_t earlier, size_t later) {
     for (int a : access[earlier])
       for (int b : access[later])

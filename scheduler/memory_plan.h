@@ -2,7 +2,9 @@
 // by liveness that respects streams. A region is shared only when every access of the earlier buffer
 // happens before every access of the later one through stream order and event waits, so concurrent
 // groups never share memory. Concatenations cost no copy where they can: a producer writes straight
-// into its channel slice of the concat's buffer (the concat itself launches nothing).
+// into its channel slice of the concat's buffer (the concat itself launches nothing). A slice that is
+// the sum of two values is written the same way by a convolution producing one of them, which adds the
+// other (already complete) in its epilogue: the residual/bypass add costs no launch either.
 #pragma once
 
 #include <cstddef>
@@ -26,12 +28,14 @@ struct LaunchMemory {
   int input_scratch = -1;         // the op's gathered input (sums and concatenations it reads)
   std::vector<int> step_buffers;  // sequential ops: outputs of every step but the last
   bool elided = false;            // a concat whose producers all wrote in place: nothing to launch
+  ir::Value residual;             // a fused sum: added to the op's output as it is written (none: node -1)
 };
 
 struct MemoryOptions {
   ExecConfig config;      // batch, element size and layout of every buffer
   bool reuse = true;      // off: every buffer its own region (the no-reuse baseline)
   bool keep_all = false;  // every node's output stays readable after a run (per-op tests)
+  bool fuse_sums = true;  // a convolution may write a sum, adding the other value (off: the A/B baseline)
 };
 
 struct MemoryPlan {
@@ -44,6 +48,7 @@ struct MemoryPlan {
   size_t no_reuse_bytes = 0;          // the same buffers without sharing
   int elided_concats = 0;             // concats whose producers all wrote in place
   int terms_in_place = 0;             // concat inputs written in place (of elided or partly copied concats)
+  int fused_sums = 0;                 // of those, sums of two values written by a convolution adding the other
 };
 
 // Whether an op reads its input straight from its producer's buffer (else it gathers into scratch).

@@ -48,6 +48,7 @@ std::vector<std::vector<int>> accesses(const ir::Graph& g, const ExecutionPlan& 
     }
     touch(m.launch[i].input_scratch);
     for (int b : m.launch[i].step_buffers) touch(b);
+    if (m.launch[i].residual.node != ir::kNoNode) touch(m.placement[size_t(m.launch[i].residual.node)].buffer);
   }
   return acc;
 }
@@ -121,13 +122,54 @@ TEST(MemoryPlan, ConcatProducersWriteTheirSlicesOfTheConcatBuffer) {
   }
 }
 
-TEST(MemoryPlan, SumsAreGatheredNotElided) {
-  const ir::Graph g = testing::fire_module();
+TEST(MemoryPlan, ASumIsWrittenByTheConvolutionLaunchedAfterTheOtherValue) {
+  const ir::Graph g = testing::fire_module();  // out = identity(cat(e3, e1) + bypass conv)
+  const ir::NodeId cat = 4, bypass = 5;
   const ExecutionPlan p = plan_for(g, Policy::kSequential);
   auto m = plan_memory(g, p, MemoryOptions{});
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->elided_concats, 1);  // the expand concat; the bypass sum is computed
-  EXPECT_NE(m->placement[size_t(g.output())].buffer, m->placement[size_t(g.producers(g.output())[0])].buffer);
+  EXPECT_EQ(m->fused_sums, 1);
+  EXPECT_EQ(m->elided_concats, 2);  // the expand concat, and the sum: the bypass conv writes it
+  EXPECT_EQ(m->placement[size_t(bypass)].buffer, m->placement[size_t(g.output())].buffer);
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].kind == PlanStep::Kind::kLaunch && p.steps[i].ops == std::vector<ir::NodeId>{bypass})
+      EXPECT_EQ(m->launch[i].residual, (ir::Value{cat, 0, 16}));
+  expect_no_overlap_in_time(g, p, *m);
+}
+
+TEST(MemoryPlan, ASumIsGatheredWhenItsValuesAreProducedConcurrently) {
+  const ir::Graph g = testing::fire_module();
+  const ExecutionPlan p = compile_stages({Stage{StageKind::kConcurrent, {{1, 2, 3, 4}, {5}}},
+                                          Stage{StageKind::kConcurrent, {{6}}}});
+  auto m = plan_memory(g, p, MemoryOptions{});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->fused_sums, 0);
+  EXPECT_NE(m->placement[size_t(g.output())].buffer, m->placement[5].buffer);
+  for (const LaunchMemory& lm : m->launch) EXPECT_EQ(lm.residual.node, ir::kNoNode);
+}
+
+TEST(MemoryPlan, FusedSumsKeepEveryPlanRaceFree) {
+  for (const char* name : {"squeezenet", "nasnet"}) {
+    const ir::Graph g = *models::build_model(name);
+    for (Policy policy : {Policy::kSequential, Policy::kGreedy, Policy::kOpara}) {
+      const ExecutionPlan p = plan_for(g, policy);
+      auto m = plan_memory(g, p, MemoryOptions{});
+      ASSERT_TRUE(m);
+      if (policy == Policy::kSequential) EXPECT_GT(m->fused_sums, 0) << name;
+      const auto reach = reachability(p);
+      std::vector<int> step_of(g.nodes.size(), -1);
+      for (size_t i = 0; i < p.steps.size(); ++i)
+        for (ir::NodeId id : p.steps[i].ops) step_of[size_t(id)] = int(i);
+      for (size_t i = 0; i < p.steps.size(); ++i) {
+        const ir::NodeId z = m->launch[i].residual.node;
+        if (z == ir::kNoNode) continue;
+        ASSERT_GE(step_of[size_t(z)], 0);
+        EXPECT_TRUE(reach[size_t(step_of[size_t(z)])][i])
+            << name << " " << policy_flag_name(policy) << ": a fused sum reads a value not yet complete";
+      }
+      expect_no_overlap_in_time(g, p, *m);
+    }
+  }
 }
 
 TEST(MemoryPlan, WithoutReuseOrWithEverythingKeptNothingIsShared) {
