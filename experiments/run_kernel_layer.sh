@@ -3,7 +3,8 @@
 # root on the GPU machine, binaries in build/bin:
 #   run_kernel_layer.sh OUT_DIR engines   op matrix, kernel cache across processes, `ios run` of both
 #                                         networks' sequential schedule in every precision and engine
-#   run_kernel_layer.sh OUT_DIR tests     the whole GPU test suite (networks x policies x precisions)
+#   run_kernel_layer.sh OUT_DIR tests [- NAME]  the GPU test suite (networks x policies x precisions); with
+#                                         GTEST_FILTER set, that part of it, logged as gpu_tests_NAME.log
 #   run_kernel_layer.sh OUT_DIR latency P exp_latency (measured searches) at precision P
 #   run_kernel_layer.sh OUT_DIR repeat P  the same exp_latency run in three processes (reproducibility)
 #   run_kernel_layer.sh OUT_DIR pytorch   compare_pytorch.py: eager, CUDA graph, torch.compile
@@ -36,7 +37,7 @@ case "$profile" in
       done
     done ;;
   tests)
-    timeout 560 build/bin/ios_gpu_tests 2>&1 | tee "$out/gpu_tests.log" | grep -E "^\[ *(FAILED|PASSED|SKIPPED) |tests ran" ;;
+    timeout 580 build/bin/ios_gpu_tests 2>&1 | tee "$out/gpu_tests${GTEST_FILTER:+_$4}.log" | grep -E "^\[ *(FAILED|PASSED|SKIPPED) |tests ran" ;;
   latency) mkdir -p "$out/$precision" && latency "$out/$precision" ;;
   repeat)  # one schedule (analytic IOS-Both: deterministic) in three processes, kernel cache shared
     for m in inception_v3 googlenet; do

@@ -4,9 +4,12 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
+#include "common/float16.h"
 #include "runtime/kernels.h"
 
 namespace ios::rt {
@@ -246,6 +249,56 @@ Status query_candidates(fe::graph::Graph& g, const ExecConfig& config, size_t wo
   return Status::ok();
 }
 
+// The bytes from y's first element to its last (other channels of a wider buffer included).
+size_t y_span_bytes(const ConvSpec& spec) {
+  const SliceLayout& l = spec.y;
+  const int64_t last = int64_t(spec.config.batch - 1) * l.n + int64_t(spec.out.c - 1) * l.c +
+                       int64_t(spec.out.h - 1) * l.h + int64_t(spec.out.w - 1) * l.w;
+  return size_t(last + 1) * spec.config.element_bytes();
+}
+
+Expected<std::vector<float>> read_y(const ConvSpec& spec, const ConvBuffers& b, cudaStream_t stream) {
+  std::vector<uint8_t> bytes(y_span_bytes(spec));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaMemcpy(bytes.data(), b.y, bytes.size(), cudaMemcpyDeviceToHost));
+  const size_t n = bytes.size() / spec.config.element_bytes();
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h = 0;
+    if (spec.config.dtype != DataType::kF32) std::memcpy(&h, bytes.data() + 2 * i, 2);
+    switch (spec.config.dtype) {
+      case DataType::kF32: std::memcpy(&v[i], bytes.data() + 4 * i, 4); break;
+      case DataType::kF16: v[i] = half_to_float(h); break;
+      case DataType::kBF16: v[i] = bf16_to_float(h); break;
+    }
+  }
+  return v;
+}
+
+// Whether two outputs agree to well within the precision's rounding (relative L2 over y's span).
+bool outputs_agree(const std::vector<float>& a, const std::vector<float>& ref, const ExecConfig& config) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    diff += double(a[i] - ref[i]) * double(a[i] - ref[i]);
+    norm += double(ref[i]) * double(ref[i]);
+  }
+  return std::isfinite(diff) && std::sqrt(diff) <= 0.25 * config.tolerance() * std::sqrt(norm) + 1e-30;
+}
+
+// The output of the convolution alone (first engine that runs) followed by our epilogue kernels:
+// what a fused-residual candidate must reproduce.
+Expected<std::vector<float>> unfused_output(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
+                                            void* workspace, const ConvBuildOptions& o) {
+  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, false));
+  RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
+  CHECK_FE(g->check_support(handle));
+  CHECK_FE(g->build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
+  std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, false);
+  CHECK_FE(g->execute(handle, pack, workspace));
+  run_epilogue(spec, b, stream_of(handle));
+  return read_y(spec, b, stream_of(handle));
+}
+
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o) {
@@ -255,6 +308,12 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   CHECK_FE(g->build_plans(handle, fe::BuildPlanPolicy_t::ALL));
   std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, fused);
   const cudaStream_t stream = stream_of(handle);
+  // A residual read through strides is checked: an engine that accepted one gave wrong results (tf32,
+  // NHWC, batch 1, H100, cuDNN 9.19), so candidates that disagree with the unfused computation are dropped.
+  std::vector<float> reference;
+  if (fused && spec.z) {
+    ASSIGN_OR_RETURN(reference, unfused_output(handle, spec, b, workspace, o));
+  }
   int64_t best = -1;
   double best_ms = 0;
   int timed = 0;
@@ -267,6 +326,13 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (g->execute_plan_at_index(handle, pack, workspace, i).is_bad()) {  // not built or not runnable
       cudaGetLastError();
       continue;
+    }
+    if (!reference.empty()) {
+      ASSIGN_OR_RETURN(std::vector<float> y, read_y(spec, b, stream));
+      if (!outputs_agree(y, reference, spec.config)) {
+        if (o.verbose) std::fprintf(stderr, "[conv] %s: engine %s dropped (wrong output)\n", spec.key().c_str(), name.c_str());
+        continue;
+      }
     }
     auto ms = time_median(stream, [&]() -> Status {
       CHECK_FE(g->execute_plan_at_index(handle, pack, workspace, i));
