@@ -17,13 +17,15 @@ from collections import defaultdict
 
 FAMILIES = [  # first match wins
     ("transpose (layout change)", r"nchwToNhwc|nhwcToNchw|transpose|permute|convertTensor"),
+    ("cuDNN channel-slice copy (nhwcSliceC)", r"SliceC"),
+    ("batch norm (PyTorch; folded into convs by us)", r"bn_fw|batch_norm"),
     ("conv: legacy implicit_convolve_sgemm", r"implicit_convolve"),
     ("conv: winograd", r"winograd"),
     ("conv: fft", r"fft"),
     ("conv: implicit GEMM, tensor cores (xmma/cutlass, hmma/tf32)", r"(xmma|cutlass|sm\d+_).*(fprop|conv|implicit).*(tf32|f16|bf16|h1688|h16816|hmma|s16816|s1688)|(tf32|f16|bf16|hmma).*(fprop|implicit)"),
     ("conv: implicit GEMM, fp32 FMA (xmma/cutlass)", r"(xmma|cutlass|sm\d+_).*(fprop|conv|implicit)"),
     ("conv: other cuDNN", r"conv|fprop|cudnn|depthwise|engine_|generic"),
-    ("gemm (linear)", r"gemm|gemv|cublas"),
+    ("gemm (1x1 convs run as GEMMs by cuDNN; linear layers)", r"gemm|gemv|cublas"),
     ("pooling", r"pool"),
     ("element-wise / gather / other", r".*"),
 ]
