@@ -18,20 +18,28 @@ std::string Shape::to_string() const {
 
 const char* act_name(Act act) {
   switch (act) {
-    case Act::kNone: return "identity";
-    case Act::kRelu: return "relu";
-    case Act::kSigmoid: return "sigmoid";
-    case Act::kTanh: return "tanh";
+    case Act::kNone:
+      return "identity";
+    case Act::kRelu:
+      return "relu";
+    case Act::kSigmoid:
+      return "sigmoid";
+    case Act::kTanh:
+      return "tanh";
   }
   return "?";
 }
 
 const char* pool_kind_name(PoolKind kind) {
   switch (kind) {
-    case PoolKind::kMax: return "max";
-    case PoolKind::kAvg: return "avg";
-    case PoolKind::kGlobalMax: return "global_max";
-    case PoolKind::kGlobalAvg: return "global_avg";
+    case PoolKind::kMax:
+      return "max";
+    case PoolKind::kAvg:
+      return "avg";
+    case PoolKind::kGlobalMax:
+      return "global_max";
+    case PoolKind::kGlobalAvg:
+      return "global_avg";
   }
   return "?";
 }
@@ -54,14 +62,22 @@ std::optional<PoolKind> parse_pool_kind(const std::string& s) {
 
 const char* op_kind_name(OpKind kind) {
   switch (kind) {
-    case OpKind::kInput: return "input";
-    case OpKind::kConv: return "conv";
-    case OpKind::kPool: return "pool";
-    case OpKind::kIdentity: return "identity";
-    case OpKind::kElement: return "element";
-    case OpKind::kActivation: return "activation";
-    case OpKind::kSequential: return "sequential";
-    case OpKind::kLinear: return "linear";
+    case OpKind::kInput:
+      return "input";
+    case OpKind::kConv:
+      return "conv";
+    case OpKind::kPool:
+      return "pool";
+    case OpKind::kIdentity:
+      return "identity";
+    case OpKind::kElement:
+      return "element";
+    case OpKind::kActivation:
+      return "activation";
+    case OpKind::kSequential:
+      return "sequential";
+    case OpKind::kLinear:
+      return "linear";
   }
   return "?";
 }
@@ -160,9 +176,9 @@ Expected<Shape> infer_step_shape(const SubOp& step, const Shape& in) {
                                [&](const PoolAttrs& p) { return infer_pool(p, in); },
                                [&](const ActivationAttrs&) -> Expected<Shape> { return in; },
                                [&](const LinearAttrs& l) -> Expected<Shape> {
-                                 RETURN_ERROR_IF(l.out_features <= 0, ErrorCode::kInvalidGraph,
-                                                 "field 'out_features' must be positive, got " +
-                                                     std::to_string(l.out_features));
+                                 RETURN_ERROR_IF(
+                                     l.out_features <= 0, ErrorCode::kInvalidGraph,
+                                     "field 'out_features' must be positive, got " + std::to_string(l.out_features));
                                  return Shape{l.out_features, 1, 1};
                                }},
                     step);
@@ -205,7 +221,8 @@ NodeCost Graph::cost(NodeId id) const {
     }
   }
   switch (n.kind()) {
-    case OpKind::kInput: return NodeCost{};
+    case OpKind::kInput:
+      return NodeCost{};
     case OpKind::kIdentity:
       if (n.inputs.size() > 1) {
         cost.bytes += 8.0 * static_cast<double>(n.output_shape.numel());
@@ -275,9 +292,9 @@ Status check_acyclic(const Graph& g) {
   std::optional<std::pair<size_t, size_t>> back_edge;
   boost::depth_first_search(bg, boost::visitor(CycleFinder(&back_edge)));
   if (back_edge) {
-    return error(ErrorCode::kInvalidGraph,
-                 "graph is cyclic: " + node_label(g, static_cast<NodeId>(back_edge->second)) + " and " +
-                     node_label(g, static_cast<NodeId>(back_edge->first)) + " depend on each other");
+    return error(ErrorCode::kInvalidGraph, "graph is cyclic: " + node_label(g, static_cast<NodeId>(back_edge->second)) +
+                                               " and " + node_label(g, static_cast<NodeId>(back_edge->first)) +
+                                               " depend on each other");
   }
   return Status::ok();
 }
@@ -344,8 +361,8 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
                    if (n.inputs.size() < 2) return fail("element-wise op needs at least two terms");
                    for (const Shape& s : term_shapes)
                      if (!(s == term_shapes[0]))
-                       return fail("element-wise terms have different shapes " + term_shapes[0].to_string() +
-                                   " and " + s.to_string());
+                       return fail("element-wise terms have different shapes " + term_shapes[0].to_string() + " and " +
+                                   s.to_string());
                    n.input_shape = n.output_shape = term_shapes[0];
                    return Status::ok();
                  },
@@ -379,8 +396,7 @@ Status Graph::validate_and_infer() {
   std::set<std::string> names;
   for (const Node& n : nodes) {
     RETURN_ERROR_IF(n.name.empty(), ErrorCode::kInvalidGraph, "a node has an empty name");
-    RETURN_ERROR_IF(!names.insert(n.name).second, ErrorCode::kInvalidGraph,
-                    "node name '" + n.name + "' is used twice");
+    RETURN_ERROR_IF(!names.insert(n.name).second, ErrorCode::kInvalidGraph, "node name '" + n.name + "' is used twice");
     for (const Term& term : n.inputs)
       for (const Value& v : term)
         RETURN_ERROR_IF(v.node < 0 || v.node >= static_cast<NodeId>(nodes.size()), ErrorCode::kInvalidGraph,

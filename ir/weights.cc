@@ -34,19 +34,17 @@ struct ParamSizes {
   size_t weight = 0, bias = 0, fan_in = 0;
 };
 ParamSizes param_sizes(const SubOp& step, const Shape& in) {
-  return std::visit(Overloaded{[&](const ConvAttrs& c) {
-                                 const size_t fan_in = static_cast<size_t>(in.c / c.groups) * c.kh * c.kw;
-                                 return ParamSizes{fan_in * c.out_channels,
-                                                   c.has_bias ? size_t(c.out_channels) : 0, fan_in};
-                               },
-                               [&](const LinearAttrs& l) {
-                                 const auto fan_in = static_cast<size_t>(in.numel());
-                                 return ParamSizes{fan_in * l.out_features,
-                                                   l.has_bias ? size_t(l.out_features) : 0, fan_in};
-                               },
-                               [](const PoolAttrs&) { return ParamSizes{}; },
-                               [](const ActivationAttrs&) { return ParamSizes{}; }},
-                    step);
+  return std::visit(
+      Overloaded{[&](const ConvAttrs& c) {
+                   const size_t fan_in = static_cast<size_t>(in.c / c.groups) * c.kh * c.kw;
+                   return ParamSizes{fan_in * c.out_channels, c.has_bias ? size_t(c.out_channels) : 0, fan_in};
+                 },
+                 [&](const LinearAttrs& l) {
+                   const auto fan_in = static_cast<size_t>(in.numel());
+                   return ParamSizes{fan_in * l.out_features, l.has_bias ? size_t(l.out_features) : 0, fan_in};
+                 },
+                 [](const PoolAttrs&) { return ParamSizes{}; }, [](const ActivationAttrs&) { return ParamSizes{}; }},
+      step);
 }
 
 ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {
@@ -107,9 +105,13 @@ namespace {
 constexpr char kMagic[8] = {'I', 'O', 'S', 'W', 'G', 'T', '0', '1'};
 
 template <typename T>
-void put(std::ofstream& out, const T& v) { out.write(reinterpret_cast<const char*>(&v), sizeof(T)); }
+void put(std::ofstream& out, const T& v) {
+  out.write(reinterpret_cast<const char*>(&v), sizeof(T));
+}
 template <typename T>
-bool get(std::ifstream& in, T& v) { return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(T))); }
+bool get(std::ifstream& in, T& v) {
+  return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(T)));
+}
 }  // namespace
 
 Status save_weights(const Weights& w, const std::string& path) {
@@ -150,12 +152,13 @@ Expected<Weights> load_weights(const Graph& g, const std::string& path) {
     w.per_node[id].resize(steps);
     for (size_t s = 0; s < steps; ++s) {
       auto& t = w.per_node[id][s];
-      const ParamSizes e = s < node_steps.size() ? param_sizes(node_steps[s].first, node_steps[s].second) : ParamSizes{};
+      const ParamSizes e =
+          s < node_steps.size() ? param_sizes(node_steps[s].first, node_steps[s].second) : ParamSizes{};
       for (auto [dst, expected_size] : {std::pair{&t.weight, e.weight}, std::pair{&t.bias, e.bias}}) {
         uint64_t n = 0;
-        RETURN_ERROR_IF(!get(in, n) || n != expected_size, ErrorCode::kInvalidArgument,
-                        path + ": node '" + g.nodes[id].name + "' step " + std::to_string(s) +
-                            " has a tensor of the wrong size");
+        RETURN_ERROR_IF(
+            !get(in, n) || n != expected_size, ErrorCode::kInvalidArgument,
+            path + ": node '" + g.nodes[id].name + "' step " + std::to_string(s) + " has a tensor of the wrong size");
         dst->resize(n);
         RETURN_ERROR_IF(!in.read(reinterpret_cast<char*>(dst->data()), static_cast<std::streamsize>(n * sizeof(float))),
                         ErrorCode::kInvalidArgument, path + ": truncated at node '" + g.nodes[id].name + "'");

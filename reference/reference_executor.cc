@@ -1,11 +1,11 @@
 #include "reference/reference_executor.h"
 
-#include "common/overloaded.h"
-
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "common/overloaded.h"
 
 namespace ios::reference {
 
@@ -17,10 +17,14 @@ namespace {
 
 float activate(Act act, float x) {
   switch (act) {
-    case Act::kNone: return x;
-    case Act::kRelu: return x > 0.f ? x : 0.f;
-    case Act::kSigmoid: return 1.f / (1.f + std::exp(-x));
-    case Act::kTanh: return std::tanh(x);
+    case Act::kNone:
+      return x;
+    case Act::kRelu:
+      return x > 0.f ? x : 0.f;
+    case Act::kSigmoid:
+      return 1.f / (1.f + std::exp(-x));
+    case Act::kTanh:
+      return std::tanh(x);
   }
   return x;
 }
@@ -149,9 +153,9 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
 Expected<std::vector<Tensor>> run_all(const ir::Graph& g, const ir::Weights& w, const Tensor& input,
                                       RunOptions options) {
   RETURN_ERROR_IF(input.batch <= 0, ErrorCode::kInvalidArgument, "batch size must be positive");
-  RETURN_ERROR_IF(!(input.shape == g.input_shape()), ErrorCode::kInvalidArgument,
-                  "input shape " + input.shape.to_string() + " does not match graph input " +
-                      g.input_shape().to_string());
+  RETURN_ERROR_IF(
+      !(input.shape == g.input_shape()), ErrorCode::kInvalidArgument,
+      "input shape " + input.shape.to_string() + " does not match graph input " + g.input_shape().to_string());
   RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
                   "weights were made for a different graph");
   const int batch = input.batch;
@@ -170,7 +174,8 @@ Expected<std::vector<Tensor>> run_all(const ir::Graph& g, const ir::Weights& w, 
       out = gather_term(g, n.inputs[0], outputs, batch);
       for (size_t t = 1; t < n.inputs.size(); ++t) {
         Tensor other = gather_term(g, n.inputs[t], outputs, batch);
-        for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = mul ? out.data[i] * other.data[i] : out.data[i] + other.data[i];
+        for (size_t i = 0; i < out.data.size(); ++i)
+          out.data[i] = mul ? out.data[i] * other.data[i] : out.data[i] + other.data[i];
       }
     } else {
       Tensor in = gather_inputs(g, n, outputs, batch);
