@@ -4,12 +4,11 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <sstream>
 
-#include "common/float16.h"
+#include "common/tensor_pack.h"
+#include "reference/reference_executor.h"
 #include "runtime/kernels.h"
 
 namespace ios::rt {
@@ -261,28 +260,15 @@ Expected<std::vector<float>> read_y(const ConvSpec& spec, const ConvBuffers& b, 
   std::vector<uint8_t> bytes(y_span_bytes(spec));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(cudaMemcpy(bytes.data(), b.y, bytes.size(), cudaMemcpyDeviceToHost));
-  const size_t n = bytes.size() / spec.config.element_bytes();
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint16_t h = 0;
-    if (spec.config.dtype != DataType::kF32) std::memcpy(&h, bytes.data() + 2 * i, 2);
-    switch (spec.config.dtype) {
-      case DataType::kF32: std::memcpy(&v[i], bytes.data() + 4 * i, 4); break;
-      case DataType::kF16: v[i] = half_to_float(h); break;
-      case DataType::kBF16: v[i] = bf16_to_float(h); break;
-    }
-  }
+  const size_t eb = spec.config.element_bytes();
+  std::vector<float> v(bytes.size() / eb);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = load_element(bytes.data() + i * eb, spec.config.dtype);
   return v;
 }
 
 // Whether two outputs agree to well within the precision's rounding (relative L2 over y's span).
 bool outputs_agree(const std::vector<float>& a, const std::vector<float>& ref, const ExecConfig& config) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    diff += double(a[i] - ref[i]) * double(a[i] - ref[i]);
-    norm += double(ref[i]) * double(ref[i]);
-  }
-  return std::isfinite(diff) && std::sqrt(diff) <= 0.25 * config.tolerance() * std::sqrt(norm) + 1e-30;
+  return reference::relative_l2_error(a, ref) <= 0.25 * config.tolerance();  // NaN compares false
 }
 
 // The output of the convolution alone (first engine that runs) followed by our epilogue kernels:

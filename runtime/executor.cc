@@ -571,16 +571,8 @@ KernelReport Executor::kernel_report() const {
       r.legacy += c.backend == "legacy";
       if (st.residual) ++(c.fused ? r.sums_in_conv : r.sums_in_epilogue);
     }
-  const ir::Graph& g = *impl_->g;
-  for (size_t i = 0; i < impl_->plan.steps.size(); ++i) {
-    const sched::PlanStep& st = impl_->plan.steps[i];
-    if (st.kind != sched::PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
-    const ir::Node& n = g.node(st.ops[0]);
-    if (!n.is<ir::IdentityAttrs>() || (n.inputs.size() < 2 && n.inputs[0].size() != 2)) continue;
-    r.concat_inputs_copied += int(n.inputs.size());
-  }
   r.concat_inputs_in_place = impl_->memory.terms_in_place;
-  r.concat_inputs_copied -= r.concat_inputs_in_place;
+  r.concat_inputs_copied = impl_->memory.concat_terms - impl_->memory.terms_in_place;
   return r;
 }
 

@@ -200,6 +200,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       ++mp.elided_concats;
     }
     mp.terms_in_place += elided_terms;
+    mp.concat_terms += int(node.inputs.size());
   }
 
   // Outputs: one buffer per launch (merged convolutions side by side), or a slice of the concat's.

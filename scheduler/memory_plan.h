@@ -48,6 +48,7 @@ struct MemoryPlan {
   size_t no_reuse_bytes = 0;          // the same buffers without sharing
   int elided_concats = 0;             // concats whose producers all wrote in place
   int terms_in_place = 0;             // concat inputs written in place (of elided or partly copied concats)
+  int concat_terms = 0;               // inputs of the concats (and sums) the plan tried to write in place
   int fused_sums = 0;                 // of those, sums of two values written by a convolution adding the other
 };
 
