@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/file_io.h"
 #include "ir/json_io.h"
 #include "models/models.h"
 #include "reference/reference_executor.h"
@@ -88,7 +89,7 @@ int cmd_show(const Graph& g, const std::string& dot_file) {
                 g.node(blk.exit).output_shape.to_string().c_str());
   }
   if (!dot_file.empty()) {
-    Status s = ios::ir::write_text_file(dot_file, ios::ir::graph_to_dot(g));
+    Status s = ios::write_text_file(dot_file, ios::ir::graph_to_dot(g));
     if (!s) return fail(s);
     std::printf("wrote %s\n", dot_file.c_str());
   }
@@ -412,7 +413,7 @@ int cmd_run(RunArgs& a) {
         last.push_back(k);
         attributed += k.plan_step >= 0;
       }
-    if (Status s = ios::ir::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s)
+    if (Status s = ios::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s)
       return fail(s);
     std::printf(
         "Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
@@ -502,7 +503,7 @@ int main(int argc, char** argv) {
     if (!g) return fail(g.status());
     auto j = ios::ir::graph_to_json(*g);
     j["batch"] = export_batch;
-    Status s = ios::ir::write_text_file(export_out, j.dump(1) + "\n");
+    Status s = ios::write_text_file(export_out, j.dump(1) + "\n");
     if (!s) return fail(s);
     std::printf("wrote %s (%d ops)\n", export_out.c_str(), g->op_count());
     return 0;

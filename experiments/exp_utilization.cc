@@ -1,6 +1,7 @@
 // IOS README §4.2.3: how busy the GPU is and how many kernels run at once, Sequential vs IOS-Both,
 // from CUPTI kernel records of CUDA-graph replays. Writes a Chrome trace per run (plot_results.py
 // draws the timelines).
+#include "common/file_io.h"
 #include "experiments/harness.h"
 #include "ir/json_io.h"
 #include "runtime/profiler.h"
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
           }
         const std::string display = sched::policy_display_name(policy);
         const std::string trace = name + "_" + sched::policy_flag_name(policy) + ".trace.json";
-        RETURN_IF_ERROR(ir::write_text_file(args.out_dir + "/" + trace, rt::chrome_trace_json(*g, plan, last)));
+        RETURN_IF_ERROR(write_text_file(args.out_dir + "/" + trace, rt::chrome_trace_json(*g, plan, last)));
         std::printf(
             "Model: %s | Optimization: %s | Latency: %.3f ms | GPU busy %.1f%% of %.1f us | mean concurrency "
             "%.2f (max %d) | %d kernels\n",

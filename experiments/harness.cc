@@ -1,3 +1,4 @@
+#include "common/file_io.h"
 #include "experiments/harness.h"
 
 #include <algorithm>
@@ -112,8 +113,8 @@ Status Table::write(const std::string& dir, const std::string& stem, const nlohm
     csv << "\n";
     rows.push_back(obj);
   }
-  RETURN_IF_ERROR(ir::write_text_file(dir + "/" + stem + ".csv", csv.str()));
-  return ir::write_text_file(dir + "/" + stem + ".json", nlohmann::json{{"environment", env}, {"rows", rows}}.dump(1));
+  RETURN_IF_ERROR(write_text_file(dir + "/" + stem + ".csv", csv.str()));
+  return write_text_file(dir + "/" + stem + ".json", nlohmann::json{{"environment", env}, {"rows", rows}}.dump(1));
 }
 
 struct Session::Impl {

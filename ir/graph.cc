@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/limits.h"
 #include "common/overloaded.h"
 
 namespace ios::ir {
@@ -126,13 +127,35 @@ int window_output(int in, int k, int s, int p, int d, bool ceil_mode) {
 
 std::string describe(const Shape& s) { return s.to_string(); }
 
+// Both values of an attribute pair within [lo, hi] (limits.h), so window arithmetic cannot overflow.
+Status check_pair(const char* field, int a, int b, int64_t lo, int64_t hi) {
+  RETURN_ERROR_IF(a < lo || a > hi || b < lo || b > hi, ErrorCode::kInvalidGraph,
+                  std::string("field '") + field + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                      "], got [" + std::to_string(a) + ", " + std::to_string(b) + "]");
+  return Status::ok();
+}
+
+Status check_count(const char* field, int64_t value, int64_t limit) {
+  RETURN_ERROR_IF(
+      value <= 0 || value > limit, ErrorCode::kInvalidGraph,
+      std::string("field '") + field + "' must be in [1, " + std::to_string(limit) + "], got " + std::to_string(value));
+  return Status::ok();
+}
+
+Status check_tensor_size(const Shape& s) {
+  RETURN_ERROR_IF(s.h > limits::kMaxSpatial || s.w > limits::kMaxSpatial || s.numel() > limits::kMaxTensorElements,
+                  ErrorCode::kInvalidGraph,
+                  "output " + s.to_string() + " is past the limits of " + std::to_string(limits::kMaxSpatial) +
+                      " pixels a side and " + std::to_string(limits::kMaxTensorElements) + " elements");
+  return Status::ok();
+}
+
 Expected<Shape> infer_conv(const ConvAttrs& c, const Shape& in) {
-  RETURN_ERROR_IF(c.out_channels <= 0, ErrorCode::kInvalidGraph,
-                  "field 'out_channels' must be positive, got " + std::to_string(c.out_channels));
-  RETURN_ERROR_IF(c.kh <= 0 || c.kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
-  RETURN_ERROR_IF(c.sh <= 0 || c.sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
-  RETURN_ERROR_IF(c.ph < 0 || c.pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
-  RETURN_ERROR_IF(c.dh <= 0 || c.dw <= 0, ErrorCode::kInvalidGraph, "field 'dilation' must be positive");
+  RETURN_IF_ERROR(check_count("out_channels", c.out_channels, limits::kMaxChannels));
+  RETURN_IF_ERROR(check_pair("kernel", c.kh, c.kw, 1, limits::kMaxWindow));
+  RETURN_IF_ERROR(check_pair("stride", c.sh, c.sw, 1, limits::kMaxWindow));
+  RETURN_IF_ERROR(check_pair("padding", c.ph, c.pw, 0, limits::kMaxPadding));
+  RETURN_IF_ERROR(check_pair("dilation", c.dh, c.dw, 1, limits::kMaxWindow));
   RETURN_ERROR_IF(c.groups <= 0 || in.c % c.groups != 0 || c.out_channels % c.groups != 0, ErrorCode::kInvalidGraph,
                   "field 'groups' = " + std::to_string(c.groups) + " must divide input channels (" +
                       std::to_string(in.c) + ") and out_channels (" + std::to_string(c.out_channels) + ")");
@@ -140,14 +163,18 @@ Expected<Shape> infer_conv(const ConvAttrs& c, const Shape& in) {
             window_output(in.w, c.kw, c.sw, c.pw, c.dw, false)};
   RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
                   "kernel larger than the padded input " + describe(in));
+  const int64_t parameters = int64_t{c.out_channels} * (in.c / c.groups) * c.kh * c.kw;
+  RETURN_ERROR_IF(parameters > limits::kMaxNodeParameters, ErrorCode::kInvalidGraph,
+                  std::to_string(parameters) + " weights exceed the limit of " +
+                      std::to_string(limits::kMaxNodeParameters) + " per op");
   return out;
 }
 
 Expected<Shape> infer_pool(const PoolAttrs& p, const Shape& in) {
   if (p.is_global()) return Shape{in.c, 1, 1};
-  RETURN_ERROR_IF(p.kh <= 0 || p.kw <= 0, ErrorCode::kInvalidGraph, "field 'kernel' must be positive");
-  RETURN_ERROR_IF(p.sh <= 0 || p.sw <= 0, ErrorCode::kInvalidGraph, "field 'stride' must be positive");
-  RETURN_ERROR_IF(p.ph < 0 || p.pw < 0, ErrorCode::kInvalidGraph, "field 'padding' must not be negative");
+  RETURN_IF_ERROR(check_pair("kernel", p.kh, p.kw, 1, limits::kMaxWindow));
+  RETURN_IF_ERROR(check_pair("stride", p.sh, p.sw, 1, limits::kMaxWindow));
+  RETURN_IF_ERROR(check_pair("padding", p.ph, p.pw, 0, limits::kMaxPadding));
   RETURN_ERROR_IF(2 * p.ph > p.kh || 2 * p.pw > p.kw, ErrorCode::kInvalidGraph,
                   "field 'padding' must be at most half the kernel");
   Shape out{in.c, window_output(in.h, p.kh, p.sh, p.ph, 1, p.ceil_mode),
@@ -172,16 +199,22 @@ std::optional<SubOp> as_step(const Op& op) {
 }
 
 Expected<Shape> infer_step_shape(const SubOp& step, const Shape& in) {
-  return std::visit(Overloaded{[&](const ConvAttrs& c) { return infer_conv(c, in); },
-                               [&](const PoolAttrs& p) { return infer_pool(p, in); },
-                               [&](const ActivationAttrs&) -> Expected<Shape> { return in; },
-                               [&](const LinearAttrs& l) -> Expected<Shape> {
-                                 RETURN_ERROR_IF(
-                                     l.out_features <= 0, ErrorCode::kInvalidGraph,
-                                     "field 'out_features' must be positive, got " + std::to_string(l.out_features));
-                                 return Shape{l.out_features, 1, 1};
-                               }},
-                    step);
+  ASSIGN_OR_RETURN(
+      Shape out,
+      std::visit(Overloaded{[&](const ConvAttrs& c) { return infer_conv(c, in); },
+                            [&](const PoolAttrs& p) { return infer_pool(p, in); },
+                            [&](const ActivationAttrs&) -> Expected<Shape> { return in; },
+                            [&](const LinearAttrs& l) -> Expected<Shape> {
+                              RETURN_IF_ERROR(check_count("out_features", l.out_features, limits::kMaxChannels));
+                              RETURN_ERROR_IF(l.out_features * in.numel() > limits::kMaxNodeParameters,
+                                              ErrorCode::kInvalidGraph,
+                                              "weights exceed the limit of " +
+                                                  std::to_string(limits::kMaxNodeParameters) + " per op");
+                              return Shape{l.out_features, 1, 1};
+                            }},
+                 step));
+  RETURN_IF_ERROR(check_tensor_size(out));
+  return out;
 }
 
 NodeCost step_cost(const SubOp& step, const Shape& in, const Shape& out) {
@@ -299,6 +332,30 @@ Status check_acyclic(const Graph& g) {
   return Status::ok();
 }
 
+// Parts cover the block once each, in an order the scheduler can follow: a part's producers are in it or
+// in an earlier part.
+Status check_parts(const Graph& g, const Block& blk, const std::vector<int>& owner, int block) {
+  if (blk.parts.empty()) return Status::ok();
+  std::vector<int> part_of(g.nodes.size(), -1);
+  size_t covered = 0;
+  for (size_t p = 0; p < blk.parts.size(); ++p)
+    for (NodeId m : blk.parts[p]) {
+      RETURN_ERROR_IF(m <= 0 || m >= static_cast<NodeId>(g.nodes.size()) || owner[size_t(m)] != block,
+                      ErrorCode::kInvalidGraph, "a part lists a node outside the block");
+      RETURN_ERROR_IF(part_of[size_t(m)] != -1, ErrorCode::kInvalidGraph, node_label(g, m) + " is in two parts");
+      part_of[size_t(m)] = static_cast<int>(p);
+      ++covered;
+    }
+  RETURN_ERROR_IF(covered != blk.members().size(), ErrorCode::kInvalidGraph,
+                  "its parts do not cover every node of the block");
+  for (NodeId m : blk.members())
+    for (NodeId p : g.producers(m))
+      RETURN_ERROR_IF(part_of[size_t(p)] > part_of[size_t(m)], ErrorCode::kInvalidGraph,
+                      "part " + std::to_string(part_of[size_t(m)]) + " holds " + node_label(g, m) + ", which reads " +
+                          node_label(g, p) + " of the later part " + std::to_string(part_of[size_t(p)]));
+  return Status::ok();
+}
+
 }  // namespace
 
 Status infer_node(const Graph& g, NodeId id, Node& n) {
@@ -307,8 +364,11 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
 
   if (const auto* in = std::get_if<InputAttrs>(&n.op)) {
     if (id != 0) return fail("only the first node may be the graph input");
-    if (in->shape.c <= 0 || in->shape.h <= 0 || in->shape.w <= 0)
-      return fail("field 'output_shape' must be positive, got " + in->shape.to_string());
+    if (in->shape.c <= 0 || in->shape.h <= 0 || in->shape.w <= 0 || in->shape.c > limits::kMaxChannels ||
+        in->shape.h > limits::kMaxSpatial || in->shape.w > limits::kMaxSpatial)
+      return fail("field 'output_shape' must be positive, at most " + std::to_string(limits::kMaxChannels) +
+                  " channels and " + std::to_string(limits::kMaxSpatial) + " pixels a side, got " +
+                  in->shape.to_string());
     n.input_shape = n.output_shape = in->shape;
     return Status::ok();
   }
@@ -345,6 +405,8 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
         return fail("concatenates terms of different spatial size " + in.to_string() + " and " +
                     term_shapes[t].to_string());
       in.c += term_shapes[t].c;
+      if (in.c > limits::kMaxChannels)
+        return fail("concatenates more than the limit of " + std::to_string(limits::kMaxChannels) + " channels");
     }
     return in;
   };
@@ -355,7 +417,7 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
     n.output_shape = *out;
     return Status::ok();
   };
-  return std::visit(
+  RETURN_IF_ERROR(std::visit(
       Overloaded{[&](const InputAttrs&) { return fail("only the first node may be the graph input"); },
                  [&](const ElementAttrs&) -> Status {
                    if (n.inputs.size() < 2) return fail("element-wise op needs at least two terms");
@@ -388,11 +450,14 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
                  [&](const ConvAttrs& c) { return one_step(c); }, [&](const PoolAttrs& p) { return one_step(p); },
                  [&](const ActivationAttrs& a) { return one_step(a); },
                  [&](const LinearAttrs& l) { return one_step(l); }},
-      n.op);
+      n.op));
+  return check_tensor_size(n.output_shape).with_context(where);
 }
 
 Status Graph::validate_and_infer() {
-  RETURN_ERROR_IF(nodes.empty(), ErrorCode::kInvalidGraph, "graph '" + name + "' has no nodes");
+  RETURN_ERROR_IF(nodes.size() < 2, ErrorCode::kInvalidGraph, "graph '" + name + "' has no operators");
+  RETURN_ERROR_IF(nodes.size() > size_t(limits::kMaxNodes), ErrorCode::kInvalidGraph,
+                  "graph '" + name + "' has more nodes than the limit of " + std::to_string(limits::kMaxNodes));
   std::set<std::string> names;
   for (const Node& n : nodes) {
     RETURN_ERROR_IF(n.name.empty(), ErrorCode::kInvalidGraph, "a node has an empty name");
@@ -403,11 +468,18 @@ Status Graph::validate_and_infer() {
                         "node '" + n.name + "' references an unknown value");
   }
   RETURN_IF_ERROR(check_acyclic(*this));
-  for (NodeId id = 0; id < static_cast<NodeId>(nodes.size()); ++id)
+  int64_t elements = 0;  // each term is at most kMaxTensorElements, so the sum cannot overflow first
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes.size()); ++id) {
     RETURN_IF_ERROR(infer_node(*this, id, nodes[static_cast<size_t>(id)]));
+    elements += node(id).output_shape.numel();
+    RETURN_ERROR_IF(elements > limits::kMaxGraphElements, ErrorCode::kInvalidGraph,
+                    "graph '" + name + "': its outputs hold more than the limit of " +
+                        std::to_string(limits::kMaxGraphElements) + " elements per sample");
+  }
 
   // Blocks partition the operators; each block is entered from the previous block's exit.
-  RETURN_ERROR_IF(blocks.empty() && nodes.size() > 1, ErrorCode::kInvalidGraph, "graph has no blocks");
+  RETURN_ERROR_IF(blocks.empty(), ErrorCode::kInvalidGraph, "graph has no blocks");
+  const auto consumer_lists = consumers();
   std::vector<int> owner(nodes.size(), -1);
   NodeId expected_enter = 0;
   for (size_t b = 0; b < blocks.size(); ++b) {
@@ -429,18 +501,12 @@ Status Graph::validate_and_infer() {
                         ErrorCode::kInvalidGraph,
                         node_label(*this, m) + " in " + where + " reads " + node_label(*this, p) +
                             ", which is not in this block or an earlier one");
-    if (!blk.parts.empty()) {
-      std::set<NodeId> seen;
-      for (const auto& part : blk.parts)
-        for (NodeId m : part) {
-          RETURN_ERROR_IF(m <= 0 || m >= static_cast<NodeId>(nodes.size()) || owner[size_t(m)] != int(b),
-                          ErrorCode::kInvalidGraph, where + ": a part lists a node outside the block");
-          RETURN_ERROR_IF(!seen.insert(m).second, ErrorCode::kInvalidGraph,
-                          where + ": " + node_label(*this, m) + " is in two parts");
-        }
-      RETURN_ERROR_IF(seen.size() != blk.members().size(), ErrorCode::kInvalidGraph,
-                      where + ": its parts do not cover every node of the block");
-    }
+    // The exit is the block's only sink: any other member nobody reads would be a second output.
+    for (NodeId m : blk.inner)
+      RETURN_ERROR_IF(consumer_lists[size_t(m)].empty(), ErrorCode::kInvalidGraph,
+                      where + ": " + node_label(*this, m) + " is read by nothing, but only the exit " +
+                          node_label(*this, blk.exit) + " may end a block");
+    RETURN_IF_ERROR(check_parts(*this, blk, owner, int(b)).with_context(where));
     expected_enter = blk.exit;
   }
   for (NodeId id = 1; id < static_cast<NodeId>(nodes.size()); ++id)

@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/file_io.h"
+#include "common/json_fields.h"
+#include "common/limits.h"
 #include "common/overloaded.h"
 
 namespace ios::ir {
@@ -54,10 +57,11 @@ json attrs_to_json(const Op& op) {
   return std::visit(Overloaded{[&](const InputAttrs& in) {
                                  return json{{"type", "placeholder"}, {"output_shape", shape(in.shape)}};
                                },
-                               [](const IdentityAttrs&) { return json{{"type", "identity"}}; },
+                               [](const IdentityAttrs&) {
+                                 return json{{"type", "identity"}};
+                               },
                                [](const ElementAttrs& e) {
-                                 return json{{"type", "element"},
-                                             {"op_type", e.op == ElementOp::kAdd ? "add" : "mul"}};
+                                 return json{{"type", "element"}, {"op_type", e.op == ElementOp::kAdd ? "add" : "mul"}};
                                },
                                [](const SequentialAttrs& seq) {
                                  json steps = json::array();
@@ -97,9 +101,10 @@ json node_to_json(const Graph& g, NodeId id) {
     for (size_t i = 0; i < steps.size(); ++i) {
       json s = attrs_to_json(steps[i]);
       s["name"] = s["hint_name"] = n.name + "." + std::to_string(i);
-      s["inputs"] = i == 0 ? inputs_to_json(g, n.inputs)
-                           : json::array({json::array(
-                                 {json::array({n.name + "." + std::to_string(i - 1), 0, n.step_shapes[i - 1].c})})});
+      s["inputs"] =
+          i == 0 ? inputs_to_json(g, n.inputs)
+                 : json::array(
+                       {json::array({json::array({n.name + "." + std::to_string(i - 1), 0, n.step_shapes[i - 1].c})})});
       s["output_shape"] = shape_json(n.step_shapes[i]);
       subs.push_back(std::move(s));
     }
@@ -139,44 +144,45 @@ class Reader {
  private:
   // Inputs are resolved after every node is known, so a reference to a later node is reported as a
   // cycle or an ordering error by validation instead of as an unknown name.
-  std::vector<json> pending_inputs_;
+  // Pointers into the document being read (it outlives the reader), never copies of it.
+  std::vector<const json*> pending_inputs_;
+  static inline const json kNull;
   std::map<std::string, NodeId> ids_;
   std::map<std::string, std::pair<NodeId, int>> sub_names_;  // sequential sub-node -> (node, step)
 
+  static constexpr ErrorCode kCode = ErrorCode::kInvalidGraph;
+  static std::string field_of(const std::string& where, const char* field) { return where + " field '" + field + "'"; }
   static Expected<std::string> get_string(const json& j, const char* field, const std::string& where) {
-    RETURN_ERROR_IF(!j.contains(field) || !j[field].is_string(), ErrorCode::kInvalidGraph,
-                    where + ": field '" + field + "' must be a string");
-    return j[field].get<std::string>();
+    RETURN_ERROR_IF(!j.contains(field), kCode, where + ": missing field '" + field + "'");
+    return json_string(j[field], field_of(where, field), kCode);
   }
-  static Expected<int> get_int(const json& j, const char* field, const std::string& where) {
-    RETURN_ERROR_IF(!j.contains(field) || !j[field].is_number_integer(), ErrorCode::kInvalidGraph,
-                    where + ": field '" + field + "' must be an integer");
-    return j[field].get<int>();
+  static Expected<int> get_int(const json& j, const char* field, const std::string& where, int64_t lo, int64_t hi) {
+    RETURN_ERROR_IF(!j.contains(field), kCode, where + ": missing field '" + field + "'");
+    ASSIGN_OR_RETURN(int64_t v, json_integer(j[field], field_of(where, field), lo, hi, kCode));
+    return static_cast<int>(v);
   }
+  // [a, b] with each in [lo, hi]; `fallback` where the field is absent and not required.
   static Expected<std::pair<int, int>> get_pair(const json& j, const char* field, const std::string& where,
-                                                std::pair<int, int> fallback, bool required) {
+                                                std::pair<int, int> fallback, bool required, int64_t lo, int64_t hi) {
     if (!j.contains(field) || j[field].is_null()) {
-      RETURN_ERROR_IF(required, ErrorCode::kInvalidGraph, where + ": missing field '" + field + "'");
+      RETURN_ERROR_IF(required, kCode, where + ": missing field '" + field + "'");
       return fallback;
     }
     const json& v = j[field];
-    RETURN_ERROR_IF(!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer(),
-                    ErrorCode::kInvalidGraph, where + ": field '" + field + "' must be an array of 2 integers");
-    return std::make_pair(v[0].get<int>(), v[1].get<int>());
+    RETURN_ERROR_IF(!v.is_array() || v.size() != 2, kCode, field_of(where, field) + " must be an array of 2 integers");
+    ASSIGN_OR_RETURN(int64_t a, json_integer(v[0], field_of(where, field) + "[0]", lo, hi, kCode));
+    ASSIGN_OR_RETURN(int64_t b, json_integer(v[1], field_of(where, field) + "[1]", lo, hi, kCode));
+    return std::make_pair(static_cast<int>(a), static_cast<int>(b));
   }
   static Expected<bool> get_bool(const json& j, const char* field, const std::string& where, bool fallback) {
     if (!j.contains(field)) return fallback;
-    RETURN_ERROR_IF(!j[field].is_boolean(), ErrorCode::kInvalidGraph,
-                    where + ": field '" + field + "' must be true or false");
-    return j[field].get<bool>();
+    return json_bool(j[field], field_of(where, field), kCode);
   }
   static Expected<Act> get_act(const json& j, const char* field, const std::string& where, Act fallback) {
     if (!j.contains(field)) return fallback;
-    RETURN_ERROR_IF(!j[field].is_string(), ErrorCode::kInvalidGraph,
-                    where + ": field '" + field + "' must be a string");
-    auto act = parse_act(j[field].get<std::string>());
-    RETURN_ERROR_IF(!act, ErrorCode::kInvalidGraph,
-                    where + ": field '" + field + "' has unknown activation '" + j[field].get<std::string>() + "'");
+    ASSIGN_OR_RETURN(std::string name, json_string(j[field], field_of(where, field), kCode));
+    auto act = parse_act(name);
+    RETURN_ERROR_IF(!act, kCode, field_of(where, field) + " has unknown activation '" + name + "'");
     return *act;
   }
 
@@ -184,13 +190,15 @@ class Reader {
     ASSIGN_OR_RETURN(std::string type, get_string(j, "type", where));
     if (type == "conv") {
       ConvAttrs c;
-      ASSIGN_OR_RETURN(c.out_channels, get_int(j, "out_channels", where));
-      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, true));
-      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false));
-      ASSIGN_OR_RETURN(auto p, get_pair(j, "padding", where, {0, 0}, false));
-      ASSIGN_OR_RETURN(auto d, get_pair(j, "dilation", where, {1, 1}, false));
+      ASSIGN_OR_RETURN(c.out_channels, get_int(j, "out_channels", where, 1, limits::kMaxChannels));
+      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, true, 1, limits::kMaxWindow));
+      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false, 1, limits::kMaxWindow));
+      ASSIGN_OR_RETURN(auto p, get_pair(j, "padding", where, {0, 0}, false, 0, limits::kMaxPadding));
+      ASSIGN_OR_RETURN(auto d, get_pair(j, "dilation", where, {1, 1}, false, 1, limits::kMaxWindow));
       c.kernel(k.first, k.second).stride(s.first, s.second).pad(p.first, p.second).dilation(d.first, d.second);
-      if (j.contains("groups")) { ASSIGN_OR_RETURN(c.groups, get_int(j, "groups", where)); }
+      if (j.contains("groups")) {
+        ASSIGN_OR_RETURN(c.groups, get_int(j, "groups", where, 1, limits::kMaxChannels));
+      }
       ASSIGN_OR_RETURN(c.activation, get_act(j, "act", where, Act::kRelu));
       ASSIGN_OR_RETURN(c.has_bias, get_bool(j, "bias", where, true));
       return SubOp{c};
@@ -199,13 +207,16 @@ class Reader {
       PoolAttrs p;
       ASSIGN_OR_RETURN(std::string kind, get_string(j, "pool_type", where));
       auto parsed = parse_pool_kind(kind);
-      RETURN_ERROR_IF(!parsed, ErrorCode::kInvalidGraph, where + ": field 'pool_type' has unknown value '" + kind + "'");
+      RETURN_ERROR_IF(!parsed, ErrorCode::kInvalidGraph,
+                      where + ": field 'pool_type' has unknown value '" + kind + "'");
       p.kind = *parsed;
-      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, false));
-      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false));
-      ASSIGN_OR_RETURN(auto pad, get_pair(j, "padding", where, {0, 0}, false));
+      // IOS stores a global pool's resolved H x W as its kernel; we resolve at run time.
+      const int64_t max_window = p.is_global() ? limits::kMaxSpatial : limits::kMaxWindow;
+      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, false, 1, max_window));
+      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false, 1, max_window));
+      ASSIGN_OR_RETURN(auto pad, get_pair(j, "padding", where, {0, 0}, false, 0, limits::kMaxPadding));
       p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second);
-      if (p.is_global()) p.kernel(1).stride(1).pad(0);  // IOS stores the resolved H x W; we resolve at run time
+      if (p.is_global()) p.kernel(1).stride(1).pad(0);
       ASSIGN_OR_RETURN(p.ceil_mode, get_bool(j, "ceil_mode", where, false));
       return SubOp{p};
     }
@@ -218,7 +229,7 @@ class Reader {
     }
     if (type == "linear") {
       LinearAttrs l;
-      ASSIGN_OR_RETURN(l.out_features, get_int(j, "out_features", where));
+      ASSIGN_OR_RETURN(l.out_features, get_int(j, "out_features", where, 1, limits::kMaxChannels));
       ASSIGN_OR_RETURN(l.activation, get_act(j, "act", where, Act::kNone));
       ASSIGN_OR_RETURN(l.has_bias, get_bool(j, "bias", where, true));
       return SubOp{l};
@@ -235,14 +246,20 @@ class Reader {
     ASSIGN_OR_RETURN(std::string type, get_string(j, "type", where));
     Node n;
     n.name = name;
-    json inputs = j.contains("inputs") ? j["inputs"] : json();
+    const json* inputs = j.contains("inputs") ? &j["inputs"] : &kNull;
     if (is_input) {
-      RETURN_ERROR_IF(type != "placeholder", ErrorCode::kInvalidGraph, where + ": the graph input must be a placeholder");
-      const json& s = j.contains("output_shape") ? j["output_shape"] : json();
-      RETURN_ERROR_IF(!s.is_array() || s.size() != 3 || !s[0].is_number_integer() || !s[1].is_number_integer() ||
-                          !s[2].is_number_integer(),
-                      ErrorCode::kInvalidGraph, where + ": field 'output_shape' must be [C, H, W]");
-      n.op = InputAttrs{Shape{s[0].get<int>(), s[1].get<int>(), s[2].get<int>()}};
+      RETURN_ERROR_IF(type != "placeholder", ErrorCode::kInvalidGraph,
+                      where + ": the graph input must be a placeholder");
+      RETURN_ERROR_IF(!j.contains("output_shape") || !j["output_shape"].is_array() || j["output_shape"].size() != 3,
+                      kCode, where + ": field 'output_shape' must be [C, H, W]");
+      const json& s = j["output_shape"];
+      ASSIGN_OR_RETURN(int64_t c,
+                       json_integer(s[0], field_of(where, "output_shape") + "[0]", 1, limits::kMaxChannels, kCode));
+      ASSIGN_OR_RETURN(int64_t h,
+                       json_integer(s[1], field_of(where, "output_shape") + "[1]", 1, limits::kMaxSpatial, kCode));
+      ASSIGN_OR_RETURN(int64_t w,
+                       json_integer(s[2], field_of(where, "output_shape") + "[2]", 1, limits::kMaxSpatial, kCode));
+      n.op = InputAttrs{Shape{int(c), int(h), int(w)}};
     } else if (type == "placeholder") {
       return error(ErrorCode::kInvalidGraph, where + ": only the graph input may be a placeholder");
     } else if (type == "identity") {
@@ -264,16 +281,18 @@ class Reader {
         seq.steps.push_back(step);
         if (sub.contains("name") && sub["name"].is_string()) sub_names_[sub["name"].get<std::string>()] = {id, int(i)};
       }
-      inputs = j["nodes"][0].contains("inputs") ? j["nodes"][0]["inputs"] : json();
+      inputs = j["nodes"][0].contains("inputs") ? &j["nodes"][0]["inputs"] : &kNull;
       n.op = std::move(seq);
     } else {
       ASSIGN_OR_RETURN(SubOp step, read_step(j, where));
       std::visit([&](const auto& a) { n.op = a; }, step);
     }
-    if (!is_input) RETURN_ERROR_IF(!inputs.is_array(), ErrorCode::kInvalidGraph, where + ": field 'inputs' must be an array");
+    if (!is_input) RETURN_ERROR_IF(!inputs->is_array(), kCode, where + ": field 'inputs' must be an array");
+    RETURN_ERROR_IF(graph.nodes.size() >= size_t(limits::kMaxNodes), kCode,
+                    "graph has more nodes than the limit of " + std::to_string(limits::kMaxNodes));
     ids_[name] = static_cast<NodeId>(graph.nodes.size());
     graph.nodes.push_back(std::move(n));
-    pending_inputs_.push_back(std::move(inputs));
+    pending_inputs_.push_back(inputs);
     return Status::ok();
   }
 
@@ -288,7 +307,8 @@ class Reader {
     Block blk;
     ASSIGN_OR_RETURN(std::string enter, get_string(j, "enter_name", "block"));
     auto it = ids_.find(enter);
-    RETURN_ERROR_IF(it == ids_.end(), ErrorCode::kInvalidGraph, "field 'enter_name' names unknown node '" + enter + "'");
+    RETURN_ERROR_IF(it == ids_.end(), ErrorCode::kInvalidGraph,
+                    "field 'enter_name' names unknown node '" + enter + "'");
     blk.enter = it->second;
     RETURN_ERROR_IF(!j.contains("inner_nodes") || !j["inner_nodes"].is_array(), ErrorCode::kInvalidGraph,
                     "field 'inner_nodes' must be an array");
@@ -304,7 +324,8 @@ class Reader {
         RETURN_ERROR_IF(!part.is_array(), ErrorCode::kInvalidGraph, "field 'parts' must hold arrays of names");
         for (const json& name : part) {
           auto f = name.is_string() ? ids_.find(name.get<std::string>()) : ids_.end();
-          RETURN_ERROR_IF(f == ids_.end(), ErrorCode::kInvalidGraph, "field 'parts' names an unknown node " + name.dump());
+          RETURN_ERROR_IF(f == ids_.end(), kCode,
+                          "field 'parts' names an unknown node " + (name.is_string() ? name.dump() : "(not a string)"));
           ids.push_back(f->second);
         }
         blk.parts.push_back(std::move(ids));
@@ -318,18 +339,20 @@ class Reader {
     for (size_t id = 1; id < graph.nodes.size(); ++id) {
       Node& n = graph.nodes[id];
       const std::string where = "node '" + n.name + "' field 'inputs'";
-      for (const json& term : pending_inputs_[id]) {
+      for (const json& term : *pending_inputs_[id]) {
         RETURN_ERROR_IF(!term.is_array(), ErrorCode::kInvalidGraph, where + ": each term must be an array");
         Term t;
         for (const json& v : term) {
-          RETURN_ERROR_IF(!v.is_array() || v.size() != 3 || !v[0].is_string() || !v[1].is_number_integer() ||
-                              !v[2].is_number_integer(),
-                          ErrorCode::kInvalidGraph, where + ": each value must be [name, begin, end]");
+          RETURN_ERROR_IF(!v.is_array() || v.size() != 3 || !v[0].is_string(), kCode,
+                          where + ": each value must be [name, begin, end]");
           const std::string src = v[0].get<std::string>();
           auto it = ids_.find(src);
-          RETURN_ERROR_IF(it == ids_.end(), ErrorCode::kInvalidGraph,
-                          where + ": references unknown value '" + src + "'");
-          t.push_back(Value{it->second, v[1].get<int>(), v[2].get<int>()});
+          RETURN_ERROR_IF(it == ids_.end(), kCode, where + ": references unknown value '" + src + "'");
+          ASSIGN_OR_RETURN(int64_t begin,
+                           json_integer(v[1], where + " begin of '" + src + "'", 0, limits::kMaxChannels, kCode));
+          ASSIGN_OR_RETURN(int64_t end,
+                           json_integer(v[2], where + " end of '" + src + "'", 0, limits::kMaxChannels, kCode));
+          t.push_back(Value{it->second, int(begin), int(end)});
         }
         n.inputs.push_back(std::move(t));
       }
@@ -361,42 +384,14 @@ json graph_to_json(const Graph& g) {
     }
     blocks.push_back(std::move(jb));
   }
-  return {{"name", g.name}, {"input", node_to_json(g, 0)}, {"blocks", std::move(blocks)}, {"weight_seed", g.weight_seed}};
+  return {
+      {"name", g.name}, {"input", node_to_json(g, 0)}, {"blocks", std::move(blocks)}, {"weight_seed", g.weight_seed}};
 }
 
 Expected<Graph> graph_from_json(const json& j) {
   Reader r;
   RETURN_IF_ERROR(r.read(j));
   return std::move(r.graph);
-}
-
-Expected<json> parse_json_text(const std::string& text, const std::string& source_name) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') ++line, col = 1; else ++col;
-    }
-    return error(ErrorCode::kInvalidArgument, source_name + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                                                  ": malformed JSON (" + e.what() + ")");
-  }
-}
-
-Expected<json> read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
-}
-
-Status write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  RETURN_ERROR_IF(!out, ErrorCode::kIoError, "cannot write '" + path + "'");
-  out << text;
-  RETURN_ERROR_IF(!out.good(), ErrorCode::kIoError, "failed writing '" + path + "'");
-  return Status::ok();
 }
 
 Expected<Graph> load_graph(const std::string& path) {
@@ -406,7 +401,9 @@ Expected<Graph> load_graph(const std::string& path) {
   return g;
 }
 
-Status save_graph(const Graph& g, const std::string& path) { return write_text_file(path, graph_to_json(g).dump(1) + "\n"); }
+Status save_graph(const Graph& g, const std::string& path) {
+  return write_text_file(path, graph_to_json(g).dump(1) + "\n");
+}
 
 std::string graph_to_dot(const Graph& g) {
   std::ostringstream os;

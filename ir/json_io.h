@@ -19,11 +19,6 @@ nlohmann::json attrs_to_json(const Op& op);
 nlohmann::json graph_to_json(const Graph& g);
 Expected<Graph> graph_from_json(const nlohmann::json& j);
 
-// Parses text; syntax errors name the line and column.
-Expected<nlohmann::json> parse_json_text(const std::string& text, const std::string& source_name);
-Expected<nlohmann::json> read_json_file(const std::string& path);
-Status write_text_file(const std::string& path, const std::string& text);
-
 Expected<Graph> load_graph(const std::string& path);
 Status save_graph(const Graph& g, const std::string& path);
 

@@ -1,3 +1,4 @@
+#include "common/file_io.h"
 #include "scheduler/cost_model.h"
 
 #include <algorithm>
@@ -160,7 +161,7 @@ Expected<double> StageCache::stage_latency_ms(const ir::Graph& g, const Stage& s
 Status StageCache::load(const std::string& path) {
   std::ifstream probe(path);
   if (!probe) return Status::ok();
-  ASSIGN_OR_RETURN(nlohmann::json j, ir::read_json_file(path));
+  ASSIGN_OR_RETURN(nlohmann::json j, read_json_file(path));
   if (!j.is_object() || j.value("key", "") != key_ || !j.contains("stages") || !j["stages"].is_object())
     return Status::ok();
   for (auto it = j["stages"].begin(); it != j["stages"].end(); ++it)
@@ -171,7 +172,7 @@ Status StageCache::load(const std::string& path) {
 Status StageCache::save(const std::string& path) const {
   nlohmann::json stages = nlohmann::json::object();
   for (const auto& [k, v] : table_) stages[k] = v;
-  return ir::write_text_file(path, nlohmann::json{{"key", key_}, {"stages", stages}}.dump() + "\n");
+  return write_text_file(path, nlohmann::json{{"key", key_}, {"stages", stages}}.dump() + "\n");
 }
 
 }  // namespace ios::sched

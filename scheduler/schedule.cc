@@ -1,3 +1,4 @@
+#include "common/file_io.h"
 #include "scheduler/schedule.h"
 
 #include <map>
@@ -249,11 +250,11 @@ Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
 }
 
 Status save_schedule(const ir::Graph& g, const Schedule& s, const std::string& path) {
-  return ir::write_text_file(path, schedule_to_json(g, s).dump(1) + "\n");
+  return write_text_file(path, schedule_to_json(g, s).dump(1) + "\n");
 }
 
 Expected<LoadedSchedule> load_schedule(const std::string& path) {
-  ASSIGN_OR_RETURN(json j, ir::read_json_file(path));
+  ASSIGN_OR_RETURN(json j, read_json_file(path));
   Expected<ir::Graph> g = ir::graph_from_json(j);
   if (!g) return g.status().with_context(path);
   Expected<Schedule> s = schedule_from_json(*g, j);
@@ -262,7 +263,7 @@ Expected<LoadedSchedule> load_schedule(const std::string& path) {
 }
 
 Expected<Schedule> load_schedule_for(const ir::Graph& g, const std::string& path) {
-  ASSIGN_OR_RETURN(json j, ir::read_json_file(path));
+  ASSIGN_OR_RETURN(json j, read_json_file(path));
   Expected<Schedule> s = schedule_from_json(g, j);
   if (!s) return s.status().with_context(path);
   return s;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/file_io.h"
 #include "ir/json_io.h"
 #include "models/models.h"
 #include "test_graphs.h"
