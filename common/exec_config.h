@@ -12,7 +12,6 @@
 
 namespace ios {
 
-
 const char* dtype_name(DataType t);  // f32 | f16 | bf16
 const char* layout_name(Layout l);   // nchw | nhwc
 size_t element_bytes(DataType t);
@@ -40,7 +39,7 @@ Expected<ExecConfig> make_exec_config(const std::string& precision, const std::s
 // Element strides of a channel slice [begin, begin + c) of a buffer with `buffer_channels` channels
 // and h x w pixels: a slice is an offset and strides in either layout.
 struct SliceLayout {
-  int64_t offset = 0;            // elements from the buffer's start to the slice's first element
+  int64_t offset = 0;                  // elements from the buffer's start to the slice's first element
   int64_t n = 0, c = 0, h = 0, w = 0;  // strides
 };
 SliceLayout slice_layout(Layout layout, int buffer_channels, int begin, int h, int w);

@@ -27,12 +27,12 @@ inline uint16_t float_to_half(float f) {
   std::memcpy(&x, &f, 4);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);     // NaN
-  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);    // rounds to infinity (or is one)
-  if (abs < 0x38800000u) {                                    // subnormal half (or zero)
-    if (abs < 0x33000000u) return uint16_t(sign);             // below half the smallest subnormal
+  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u);   // NaN
+  if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to infinity (or is one)
+  if (abs < 0x38800000u) {                                  // subnormal half (or zero)
+    if (abs < 0x33000000u) return uint16_t(sign);           // below half the smallest subnormal
     const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - int(abs >> 23);                   // 14..24
+    const int shift = 126 - int(abs >> 23);  // 14..24
     uint32_t h = mant >> shift;
     const uint32_t rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
     if (rest > half || (rest == half && (h & 1u))) ++h;

@@ -9,16 +9,16 @@
 
 namespace ios {
 
-enum class [[nodiscard]] ErrorCode {
-  kOk = 0,
-  kInvalidArgument,  // bad flag, bad attribute, malformed input
-  kInvalidGraph,     // a graph that violates the IR's rules
-  kInvalidSchedule,  // a schedule that violates the scheduler's rules
-  kNotFound,         // unknown model, node or file
-  kIoError,          // file could not be read or written
-  kUnavailable,      // no GPU, missing library
-  kRuntimeError,     // CUDA / cuDNN / cuBLAS / CUPTI failure
-  kOutOfMemory,
+enum class [[nodiscard]] ErrorCode{
+    kOk = 0,
+    kInvalidArgument,  // bad flag, bad attribute, malformed input
+    kInvalidGraph,     // a graph that violates the IR's rules
+    kInvalidSchedule,  // a schedule that violates the scheduler's rules
+    kNotFound,         // unknown model, node or file
+    kIoError,          // file could not be read or written
+    kUnavailable,      // no GPU, missing library
+    kRuntimeError,     // CUDA / cuDNN / cuBLAS / CUPTI failure
+    kOutOfMemory,
 };
 
 const char* error_code_name(ErrorCode code);
@@ -76,20 +76,19 @@ class [[nodiscard]] Expected {
 #define IOS_CONCAT_INNER(a, b) a##b
 #define IOS_CONCAT(a, b) IOS_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::ios::Status ios_status_ = (expr);        \
+#define RETURN_IF_ERROR(expr)                     \
+  do {                                            \
+    ::ios::Status ios_status_ = (expr);           \
     if (!ios_status_.is_ok()) return ios_status_; \
   } while (0)
 
-#define RETURN_ERROR_IF(cond, code, msg)               \
-  do {                                                 \
-    if (cond) return ::ios::Status((code), (msg));     \
+#define RETURN_ERROR_IF(cond, code, msg)           \
+  do {                                             \
+    if (cond) return ::ios::Status((code), (msg)); \
   } while (0)
 
 // ASSIGN_OR_RETURN(auto x, make_x()); binds the value or returns the error.
-#define ASSIGN_OR_RETURN(lhs, expr)                                 \
-  auto IOS_CONCAT(ios_expected_, __LINE__) = (expr);                \
-  if (!IOS_CONCAT(ios_expected_, __LINE__).has_value())             \
-    return IOS_CONCAT(ios_expected_, __LINE__).status();            \
+#define ASSIGN_OR_RETURN(lhs, expr)                                                                          \
+  auto IOS_CONCAT(ios_expected_, __LINE__) = (expr);                                                         \
+  if (!IOS_CONCAT(ios_expected_, __LINE__).has_value()) return IOS_CONCAT(ios_expected_, __LINE__).status(); \
   lhs = std::move(IOS_CONCAT(ios_expected_, __LINE__)).value()

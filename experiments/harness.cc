@@ -1,4 +1,3 @@
-#include "common/file_io.h"
 #include "experiments/harness.h"
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
 #include "runtime/measured_cost_model.h"

@@ -38,17 +38,18 @@ void GraphBuilder::end_part() {
 void GraphBuilder::end_block(Value exit) {
   if (!block_open_ || current_.inner.empty() || current_.inner.back() != exit.node) {
     if (deferred_.is_ok())
-      deferred_ = error(ErrorCode::kInvalidArgument,
-                        "end_block needs an open block whose last op is the exit (node index " +
-                            std::to_string(exit.node) + ")");
+      deferred_ =
+          error(ErrorCode::kInvalidArgument, "end_block needs an open block whose last op is the exit (node index " +
+                                                 std::to_string(exit.node) + ")");
     return;
   }
   current_.inner.pop_back();
   current_.exit = exit.node;
   if (!current_.parts.empty()) {
     // The exit closes the last part; a trailing part holding only the exit joins it.
-    std::vector<NodeId> last(current_.inner.begin() + static_cast<std::ptrdiff_t>(std::min(part_start_, current_.inner.size())),
-                             current_.inner.end());
+    std::vector<NodeId> last(
+        current_.inner.begin() + static_cast<std::ptrdiff_t>(std::min(part_start_, current_.inner.size())),
+        current_.inner.end());
     last.push_back(exit.node);
     current_.parts.push_back(std::move(last));
   }
@@ -93,8 +94,8 @@ int GraphBuilder::channels(const In& in) const {
 
 Value GraphBuilder::sep_conv(In in, int out_channels, int kernel, int stride, int pad) {
   const int c = channels(in);
-  SequentialAttrs seq{{Conv(c).kernel(kernel).stride(stride).pad(pad).grouped(c).act(Act::kNone),
-                       Conv(out_channels).act(Act::kNone)}};
+  SequentialAttrs seq{
+      {Conv(c).kernel(kernel).stride(stride).pad(pad).grouped(c).act(Act::kNone), Conv(out_channels).act(Act::kNone)}};
   return sequential(std::move(in), std::move(seq));
 }
 

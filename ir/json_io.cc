@@ -138,7 +138,8 @@ class Reader {
     for (size_t b = 0; b < j["blocks"].size(); ++b)
       RETURN_IF_ERROR(read_block(j["blocks"][b]).with_context("block " + std::to_string(b)));
     RETURN_IF_ERROR(resolve_inputs());
-    return graph.validate_and_infer();
+    RETURN_IF_ERROR(graph.validate_and_infer());
+    return check_declared_shapes();
   }
 
  private:
@@ -146,7 +147,23 @@ class Reader {
   // cycle or an ordering error by validation instead of as an unknown name.
   // Pointers into the document being read (it outlives the reader), never copies of it.
   std::vector<const json*> pending_inputs_;
+  std::vector<const json*> declared_shapes_;  // a node's "output_shape", where the file gives one
   static inline const json kNull;
+
+  // IOS files state every node's output shape; one that disagrees with inference means the file is not
+  // what its writer meant, so it is named instead of silently replaced.
+  Status check_declared_shapes() const {
+    for (size_t id = 1; id < graph.nodes.size(); ++id) {
+      const json& d = *declared_shapes_[id];
+      if (d.is_null()) continue;
+      const Shape& s = graph.nodes[id].output_shape;
+      RETURN_ERROR_IF(d != json::array({s.c, s.h, s.w}), kCode,
+                      "node '" + graph.nodes[id].name + "': field 'output_shape' is " + d.dump() +
+                          " but the inputs and attributes give [" + std::to_string(s.c) + ", " + std::to_string(s.h) +
+                          ", " + std::to_string(s.w) + "]");
+    }
+    return Status::ok();
+  }
   std::map<std::string, NodeId> ids_;
   std::map<std::string, std::pair<NodeId, int>> sub_names_;  // sequential sub-node -> (node, step)
 
@@ -293,6 +310,7 @@ class Reader {
     ids_[name] = static_cast<NodeId>(graph.nodes.size());
     graph.nodes.push_back(std::move(n));
     pending_inputs_.push_back(inputs);
+    declared_shapes_.push_back(j.contains("output_shape") ? &j["output_shape"] : &kNull);
     return Status::ok();
   }
 
@@ -405,15 +423,32 @@ Status save_graph(const Graph& g, const std::string& path) {
   return write_text_file(path, graph_to_json(g).dump(1) + "\n");
 }
 
+namespace {
+// Text inside a DOT double-quoted string: quotes and backslashes escaped, line breaks as \n, other control
+// characters dropped, so a node name cannot end the string and inject statements.
+std::string dot_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += ch;
+    else if (ch == '\n')
+      out += "\\n";
+    else if (static_cast<unsigned char>(ch) >= 0x20)
+      out += ch;
+  }
+  return out;
+}
+}  // namespace
+
 std::string graph_to_dot(const Graph& g) {
   std::ostringstream os;
-  os << "digraph \"" << g.name << "\" {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
+  os << "digraph \"" << dot_escape(g.name) << "\" {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
   os << "  n0 [label=\"input " << g.input_shape().to_string() << "\"];\n";
   for (size_t b = 0; b < g.blocks.size(); ++b) {
     os << "  subgraph cluster_" << b << " {\n    label=\"block " << b << "\";\n";
     for (NodeId id : g.blocks[b].members()) {
       const Node& n = g.node(id);
-      os << "    n" << id << " [label=\"" << n.name << ": " << op_kind_name(n.kind()) << "\\n"
+      os << "    n" << id << " [label=\"" << dot_escape(n.name) << ": " << op_kind_name(n.kind()) << "\\n"
          << n.output_shape.to_string() << "\"];\n";
     }
     os << "  }\n";

@@ -1,5 +1,6 @@
 #include "ir/weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -162,9 +163,15 @@ Expected<Weights> load_weights(const Graph& g, const std::string& path) {
         dst->resize(n);
         RETURN_ERROR_IF(!in.read(reinterpret_cast<char*>(dst->data()), static_cast<std::streamsize>(n * sizeof(float))),
                         ErrorCode::kInvalidArgument, path + ": truncated at node '" + g.nodes[id].name + "'");
+        const auto bad = std::find_if(dst->begin(), dst->end(), [](float x) { return !std::isfinite(x); });
+        RETURN_ERROR_IF(bad != dst->end(), ErrorCode::kInvalidArgument,
+                        path + ": node '" + g.nodes[id].name + "' step " + std::to_string(s) + " holds " +
+                            std::to_string(*bad) + " at element " + std::to_string(bad - dst->begin()));
       }
     }
   }
+  RETURN_ERROR_IF(in.peek() != std::char_traits<char>::eof(), ErrorCode::kInvalidArgument,
+                  path + ": unexpected bytes after the last tensor");
   return w;
 }
 

@@ -40,6 +40,9 @@ struct WiringGraph {
 };
 WiringGraph watts_strogatz(int n, int k, double p, uint64_t seed);
 // IOS's graph file format: node count, edge count, then one "u v" per line.
+// Limits of a wiring file: IOS's graphs have 32 nodes; these leave room without allowing a huge allocation.
+inline constexpr int64_t kMaxWiringNodes = 4096;
+inline constexpr size_t kMaxWiringFileBytes = size_t{16} << 20;
 Expected<WiringGraph> read_wiring_graph(const std::string& path);
 
 }  // namespace ios::models

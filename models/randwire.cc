@@ -3,9 +3,12 @@
 // pool. Every node is a ReLU-SepConv of the sum of its predecessors; sources take the stage input
 // with stride 2; the stage output is the sum of the sinks. Nodes are created in the order of Kahn's
 // algorithm with a LIFO stack, as IOS does.
-#include <fstream>
+#include <algorithm>
 #include <random>
+#include <set>
+#include <sstream>
 
+#include "common/file_io.h"
 #include "ir/builder.h"
 #include "models/models.h"
 
@@ -42,21 +45,35 @@ WiringGraph watts_strogatz(int n, int k, double p, uint64_t seed) {
 }
 
 Expected<WiringGraph> read_wiring_graph(const std::string& path) {
-  std::ifstream in(path);
-  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open RandWire graph file '" + path + "'");
+  ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxWiringFileBytes));
+  std::istringstream in(text);
+  auto fail = [&](const std::string& where, const std::string& msg) {
+    return error(ErrorCode::kInvalidArgument, path + ": " + where + ": " + msg);
+  };
   WiringGraph w;
-  int m = 0;
-  RETURN_ERROR_IF(!(in >> w.nodes >> m) || w.nodes <= 0 || m < 0, ErrorCode::kInvalidArgument,
-                  path + ": line 1-2: expected the node count and the edge count");
-  for (int i = 0; i < m; ++i) {
-    int u = 0, v = 0;
-    RETURN_ERROR_IF(!(in >> u >> v), ErrorCode::kInvalidArgument,
-                    path + ": line " + std::to_string(i + 3) + ": expected an edge 'u v'");
-    RETURN_ERROR_IF(u < 0 || v < 0 || u >= w.nodes || v >= w.nodes || u == v, ErrorCode::kInvalidArgument,
-                    path + ": line " + std::to_string(i + 3) + ": edge " + std::to_string(u) + " " +
-                        std::to_string(v) + " is out of range or a self loop");
-    w.edges.emplace_back(u, v);
+  int64_t nodes = 0, edges = 0;
+  if (!(in >> nodes >> edges)) return fail("line 1-2", "expected the node count and the edge count");
+  if (nodes < 1 || nodes > kMaxWiringNodes)
+    return fail("line 1",
+                "node count " + std::to_string(nodes) + " is outside [1, " + std::to_string(kMaxWiringNodes) + "]");
+  if (edges < 0 || edges > nodes * (nodes - 1) / 2)
+    return fail("line 2",
+                "edge count " + std::to_string(edges) + " is more than " + std::to_string(nodes) + " nodes can have");
+  w.nodes = static_cast<int>(nodes);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (int64_t i = 0; i < edges; ++i) {
+    const std::string line = "line " + std::to_string(i + 3);
+    int64_t u = 0, v = 0;
+    if (!(in >> u >> v)) return fail(line, "expected an edge 'u v'");
+    if (u < 0 || v < 0 || u >= nodes || v >= nodes || u == v)
+      return fail(line, "edge " + std::to_string(u) + " " + std::to_string(v) + " is out of range or a self loop");
+    // A repeated edge would sum the same value twice into its target.
+    if (!seen.insert(std::minmax(u, v)).second)
+      return fail(line, "edge " + std::to_string(u) + " " + std::to_string(v) + " is given twice");
+    w.edges.emplace_back(static_cast<int>(u), static_cast<int>(v));
   }
+  std::string rest;
+  if (in >> rest) return fail("after the edges", "unexpected text '" + rest.substr(0, 32) + "'");
   return w;
 }
 

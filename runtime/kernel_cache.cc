@@ -1,14 +1,14 @@
 #include "runtime/kernel_cache.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
+
+#include "common/file_io.h"
 
 namespace ios::rt {
 
@@ -23,7 +23,7 @@ constexpr size_t kMaxFileBytes = size_t{64} << 20;
 json to_json(const KernelChoice& c) {
   json knobs = json::array();
   for (const auto& [type, value] : c.knobs) knobs.push_back({type, value});
-  return {{"backend", c.backend}, {"engine", c.engine}, {"knobs", knobs},          {"name", c.name},
+  return {{"backend", c.backend}, {"engine", c.engine}, {"knobs", knobs},           {"name", c.name},
           {"fused", c.fused},     {"ms", c.ms},         {"workspace", c.workspace}, {"candidates", c.candidates}};
 }
 
@@ -38,8 +38,10 @@ KernelChoice from_json(const json& j) {
   c.fused = j.at("fused").get<bool>();
   c.ms = j.at("ms").get<double>();
   c.workspace = j.at("workspace").get<int64_t>();
-  c.candidates = j.at("candidates").get<int>();
-  if (c.engine < 0 || c.workspace < 0 || !(c.ms >= 0)) throw std::invalid_argument("negative engine, workspace or time");
+  const int64_t candidates = j.at("candidates").get<int64_t>();
+  if (c.engine < 0 || c.workspace < 0 || !(c.ms >= 0) || candidates < 0 || candidates > (1 << 20))
+    throw std::invalid_argument("engine, workspace, time or candidate count out of range");
+  c.candidates = static_cast<int>(candidates);
   return c;
 }
 
@@ -50,12 +52,12 @@ std::string KernelCache::load(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) return "";
   if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > kMaxFileBytes)
     return "kernel cache '" + path + "' is not a regular file under 64 MiB: ignored";
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
+  Expected<std::string> text = read_file(path, kMaxFileBytes);
+  Expected<json> parsed = text ? parse_json_text(*text, path) : Expected<json>(text.status());
+  if (!parsed) return "kernel cache '" + path + "' is unreadable (" + parsed.status().message() + "): ignored";
   std::map<std::string, KernelChoice> entries;
   try {
-    const json j = json::parse(text.str());
+    const json& j = *parsed;
     if (!j.is_object() || j.value("format", "") != kFormat || j.value("version", 0) != kVersion)
       return "kernel cache '" + path + "' is not an ios kernel cache of version 1: ignored";
     if (j.at("environment").get<std::string>() != environment_)

@@ -1,13 +1,16 @@
-#include "common/file_io.h"
 #include "scheduler/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/file_io.h"
+#include "common/json_fields.h"
+#include "common/limits.h"
 #include "ir/json_io.h"
 #include "scheduler/merge.h"
 
@@ -159,13 +162,24 @@ Expected<double> StageCache::stage_latency_ms(const ir::Graph& g, const Stage& s
 }
 
 Status StageCache::load(const std::string& path) {
-  std::ifstream probe(path);
-  if (!probe) return Status::ok();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::ok();
   ASSIGN_OR_RETURN(nlohmann::json j, read_json_file(path));
-  if (!j.is_object() || j.value("key", "") != key_ || !j.contains("stages") || !j["stages"].is_object())
-    return Status::ok();
-  for (auto it = j["stages"].begin(); it != j["stages"].end(); ++it)
-    if (it.value().is_number()) table_[it.key()] = it.value().get<double>();
+  auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidArgument, path + ": " + msg); };
+  if (!j.is_object() || !j.contains("key") || !j.contains("stages") || !j["stages"].is_object())
+    return fail("not a stage cache (an object with 'key' and 'stages')");
+  Expected<std::string> key = json_string(j["key"], "stage cache field 'key'");
+  if (!key) return key.status().with_context(path);
+  for (const auto& [field, value] : j.items())
+    if (field != "key" && field != "stages") return fail("unknown field '" + field + "'");
+  if (*key != key_) return Status::ok();  // measured under another model or configuration: not ours to use
+  std::map<std::string, double> entries;
+  for (const auto& [stage, value] : j["stages"].items()) {
+    Expected<double> ms = json_number(value, "stage cache entry '" + stage + "'", 0, limits::kMaxLatencyMs);
+    if (!ms) return ms.status().with_context(path);
+    entries.emplace(stage, *ms);
+  }
+  table_.insert(entries.begin(), entries.end());
   return Status::ok();
 }
 

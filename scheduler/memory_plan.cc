@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/limits.h"
+
 namespace ios::sched {
 
 namespace {
@@ -63,7 +65,8 @@ bool writes_strided(const ir::Node& n) {
 
 bool ends_with_conv(const ir::Node& n) {
   if (n.is<ir::ConvAttrs>()) return true;
-  return n.is<ir::SequentialAttrs>() && std::holds_alternative<ir::ConvAttrs>(n.attrs<ir::SequentialAttrs>().steps.back());
+  return n.is<ir::SequentialAttrs>() &&
+         std::holds_alternative<ir::ConvAttrs>(n.attrs<ir::SequentialAttrs>().steps.back());
 }
 
 bool reads_with_conv(const ir::Node& n) {
@@ -108,8 +111,14 @@ bool slice_aligned(const ExecConfig& config, int buffer_channels, int begin, con
 
 Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options) {
   const ExecConfig& config = options.config;
-  RETURN_ERROR_IF(config.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
+  RETURN_ERROR_IF(config.batch < 1 || config.batch > limits::kMaxBatch, ErrorCode::kInvalidArgument,
+                  "batch must be in [1, " + std::to_string(limits::kMaxBatch) + "]");
+  RETURN_IF_ERROR(validate_plan(plan));
   const size_t n_nodes = g.nodes.size();
+  for (const PlanStep& st : plan.steps)
+    for (ir::NodeId id : st.ops)
+      RETURN_ERROR_IF(id <= 0 || size_t(id) >= n_nodes, ErrorCode::kInvalidSchedule,
+                      "plan launches node index " + std::to_string(id) + ", not an op of graph '" + g.name + "'");
   MemoryPlan mp;
   mp.placement.assign(n_nodes, Placement{});
   mp.launch.assign(plan.steps.size(), LaunchMemory{});
@@ -278,7 +287,8 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       for (ir::NodeId p : g.producers(id)) touch(mp.placement[size_t(p)].buffer, int(i));
     }
     touch(mp.launch[i].input_scratch, int(i));
-    if (const ir::Value& r = mp.launch[i].residual; r.node != ir::kNoNode) touch(mp.placement[size_t(r.node)].buffer, int(i));
+    if (const ir::Value& r = mp.launch[i].residual; r.node != ir::kNoNode)
+      touch(mp.placement[size_t(r.node)].buffer, int(i));
     for (int b : mp.launch[i].step_buffers) touch(b, int(i));
   }
   auto done_before = [&](size_t earlier, size_t later) {

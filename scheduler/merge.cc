@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/limits.h"
+
 namespace ios::sched {
 
 std::string merge_violation(const ir::Graph& g, const std::vector<ir::NodeId>& ops) {
@@ -10,6 +12,12 @@ std::string merge_violation(const ir::Graph& g, const std::vector<ir::NodeId>& o
   auto name = [&](ir::NodeId id) { return "op '" + g.node(id).name + "'"; };
   if (!first.is<ir::ConvAttrs>()) return name(ops[0]) + " is not a convolution";
   const ir::ConvAttrs& c0 = first.attrs<ir::ConvAttrs>();
+  int64_t channels = 0;  // summed before merged_conv does, so its int cannot overflow
+  for (ir::NodeId id : ops)
+    if (const auto* c = std::get_if<ir::ConvAttrs>(&g.node(id).op)) channels += c->out_channels;
+  if (channels > limits::kMaxChannels)
+    return "the merged convolution would have " + std::to_string(channels) + " channels, more than the limit of " +
+           std::to_string(limits::kMaxChannels);
   const ir::ConvAttrs merged = merged_conv(g, ops);
   for (ir::NodeId id : ops) {
     const ir::Node& n = g.node(id);

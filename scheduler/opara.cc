@@ -12,11 +12,13 @@ bool is_memory_intensive(const ir::Node& n) {
     case ir::OpKind::kPool:
     case ir::OpKind::kIdentity:
     case ir::OpKind::kElement:
-    case ir::OpKind::kActivation: return true;
+    case ir::OpKind::kActivation:
+      return true;
     case ir::OpKind::kConv:
     case ir::OpKind::kLinear:
     case ir::OpKind::kSequential:  // holds convolutions
-    case ir::OpKind::kInput: return false;
+    case ir::OpKind::kInput:
+      return false;
   }
   return false;
 }

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "common/limits.h"
+
 namespace ios::sched {
 
 int ExecutionPlan::launches() const {
@@ -101,12 +103,40 @@ ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
 
 }  // namespace
 
+Status validate_plan(const ExecutionPlan& p) {
+  RETURN_ERROR_IF(p.streams < 1 || p.streams > limits::kMaxStreams || p.events < 0, ErrorCode::kInvalidSchedule,
+                  "plan: " + std::to_string(p.streams) + " streams and " + std::to_string(p.events) + " events");
+  std::vector<bool> recorded(size_t(p.events), false);
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PlanStep& st = p.steps[i];
+    const std::string where = "plan step " + std::to_string(i);
+    RETURN_ERROR_IF(st.stream < 0 || st.stream >= p.streams, ErrorCode::kInvalidSchedule,
+                    where + ": stream " + std::to_string(st.stream) + " out of range");
+    if (st.kind == PlanStep::Kind::kLaunch) {
+      RETURN_ERROR_IF(st.ops.empty(), ErrorCode::kInvalidSchedule, where + ": a launch without ops");
+      continue;
+    }
+    RETURN_ERROR_IF(st.event < 0 || st.event >= p.events, ErrorCode::kInvalidSchedule,
+                    where + ": event " + std::to_string(st.event) + " out of range");
+    if (st.kind == PlanStep::Kind::kRecord) recorded[size_t(st.event)] = true;
+    RETURN_ERROR_IF(st.kind == PlanStep::Kind::kWait && !recorded[size_t(st.event)], ErrorCode::kInvalidSchedule,
+                    where + ": waits on event " + std::to_string(st.event) + " before it is recorded");
+  }
+  return Status::ok();
+}
+
 Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s) {
   RETURN_IF_ERROR(validate(g, s));
-  if (s.is_stream_level()) return compile_streams(g, *s.streams);
-  std::vector<Stage> stages;
-  for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
-  return compile_stages(stages);
+  ExecutionPlan plan;
+  if (s.is_stream_level()) {
+    plan = compile_streams(g, *s.streams);
+  } else {
+    std::vector<Stage> stages;
+    for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
+    plan = compile_stages(stages);
+  }
+  RETURN_IF_ERROR(validate_plan(plan));
+  return plan;
 }
 
 }  // namespace ios::sched

@@ -28,6 +28,10 @@ struct ExecutionPlan {
 // A staged plan of the given stages, in order (the measured cost model times single stages).
 ExecutionPlan compile_stages(const std::vector<Stage>& stages);
 
+// Every stream and event index in range, every wait on an event recorded earlier, every launch with
+// ops: what the memory plan and the runtime rely on.
+Status validate_plan(const ExecutionPlan& p);
+
 // Stream 0 is the main stream: the plan starts and ends there.
 Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s);
 

@@ -19,24 +19,36 @@ Expected<Policy> parse_policy(const std::string& name) {
 
 std::string policy_flag_name(Policy p) {
   switch (p) {
-    case Policy::kSequential: return "sequential";
-    case Policy::kGreedy: return "greedy";
-    case Policy::kDpMerge: return "dp_merge";
-    case Policy::kDpParallel: return "dp_parallel";
-    case Policy::kDpBoth: return "dp_parallel_merge";
-    case Policy::kOpara: return "opara";
+    case Policy::kSequential:
+      return "sequential";
+    case Policy::kGreedy:
+      return "greedy";
+    case Policy::kDpMerge:
+      return "dp_merge";
+    case Policy::kDpParallel:
+      return "dp_parallel";
+    case Policy::kDpBoth:
+      return "dp_parallel_merge";
+    case Policy::kOpara:
+      return "opara";
   }
   return "?";
 }
 
 std::string policy_display_name(Policy p) {
   switch (p) {
-    case Policy::kSequential: return "Sequential";
-    case Policy::kGreedy: return "Greedy";
-    case Policy::kDpMerge: return "IOS-Merge";
-    case Policy::kDpParallel: return "IOS-Parallel";
-    case Policy::kDpBoth: return "IOS-Both";
-    case Policy::kOpara: return "Opara";
+    case Policy::kSequential:
+      return "Sequential";
+    case Policy::kGreedy:
+      return "Greedy";
+    case Policy::kDpMerge:
+      return "IOS-Merge";
+    case Policy::kDpParallel:
+      return "IOS-Parallel";
+    case Policy::kDpBoth:
+      return "IOS-Both";
+    case Policy::kOpara:
+      return "Opara";
   }
   return "?";
 }
@@ -104,13 +116,18 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
   RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "--batch must be at least 1");
   RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
   RETURN_ERROR_IF(options.max_part_size < 1, ErrorCode::kInvalidArgument, "--max-part-size must be at least 1");
-  RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument, "the greedy stream cap must be at least 1");
+  RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument,
+                  "the greedy stream cap must be at least 1");
   const auto start = std::chrono::steady_clock::now();
   OptimizeResult result;
   Schedule& s = result.schedule;
   switch (options.policy) {
-    case Policy::kSequential: s = sequential_schedule(g); break;
-    case Policy::kGreedy: s = greedy_schedule(g, options.greedy_max_streams); break;
+    case Policy::kSequential:
+      s = sequential_schedule(g);
+      break;
+    case Policy::kGreedy:
+      s = greedy_schedule(g, options.greedy_max_streams);
+      break;
     case Policy::kOpara: {
       const ResourceProfile profile = options.profile ? *options.profile : estimate_resource_profile(g);
       s.streams = opara_schedule(g, profile);
@@ -121,8 +138,9 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
     case Policy::kDpParallel:
     case Policy::kDpBoth: {
       DpOptions dp;
-      dp.mode = options.policy == Policy::kDpMerge ? DpMode::kMerge
-                : options.policy == Policy::kDpParallel ? DpMode::kParallel : DpMode::kBoth;
+      dp.mode = options.policy == Policy::kDpMerge      ? DpMode::kMerge
+                : options.policy == Policy::kDpParallel ? DpMode::kParallel
+                                                        : DpMode::kBoth;
       dp.r = options.r, dp.s = options.s, dp.max_part_size = options.max_part_size, dp.batch = options.batch;
       dp.bound_pruning = options.bound_pruning;
       for (size_t b = 0; b < g.blocks.size(); ++b) {

@@ -1,12 +1,15 @@
-#include "common/file_io.h"
 #include "scheduler/schedule.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/file_io.h"
+#include "common/json_fields.h"
+#include "common/limits.h"
 #include "ir/json_io.h"
 #include "scheduler/merge.h"
+#include "scheduler/policies.h"
 
 namespace ios::sched {
 
@@ -40,6 +43,9 @@ Status validate_block(const ir::Graph& g, size_t b, const BlockSchedule& bs) {
   for (size_t si = 0; si < bs.stages.size(); ++si) {
     const Stage& st = bs.stages[si];
     if (st.groups.empty()) return fail("stage " + std::to_string(si) + " is empty");
+    if (st.groups.size() > size_t(limits::kMaxStageGroups))
+      return fail("stage " + std::to_string(si) + " has " + std::to_string(st.groups.size()) +
+                  " groups, more than the limit of " + std::to_string(limits::kMaxStageGroups));
     if (st.kind == StageKind::kMerge && st.groups.size() != 1)
       return fail("merge stage " + std::to_string(si) + " must have exactly one group");
     for (size_t gi = 0; gi < st.groups.size(); ++gi) {
@@ -68,8 +74,8 @@ Status validate_block(const ir::Graph& g, size_t b, const BlockSchedule& bs) {
       const bool earlier_in_group = psi == si && pgi == gi && pk < k && bs.stages[si].kind == StageKind::kConcurrent;
       if (!earlier_stage && !earlier_in_group) {
         if (psi == si && pgi != gi)
-          return fail("stage " + std::to_string(si) + ": groups are not independent: " + op_name(g, id) +
-                      " reads " + op_name(g, p) + " from another group of the same stage");
+          return fail("stage " + std::to_string(si) + ": groups are not independent: " + op_name(g, id) + " reads " +
+                      op_name(g, p) + " from another group of the same stage");
         return fail(op_name(g, id) + " runs before its producer " + op_name(g, p));
       }
     }
@@ -86,14 +92,19 @@ Status validate_block(const ir::Graph& g, size_t b, const BlockSchedule& bs) {
 Status validate_streams(const ir::Graph& g, const StreamSchedule& ss) {
   auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidSchedule, "stream schedule: " + msg); };
   if (ss.stream_of.size() != g.nodes.size()) return fail("'stream_of' must have one entry per node");
+  for (size_t id = 0; id < ss.stream_of.size(); ++id)
+    if (ss.stream_of[id] < 0 || ss.stream_of[id] >= limits::kMaxStreams)
+      return fail(op_name(g, ir::NodeId(id)) + " is on stream " + std::to_string(ss.stream_of[id]) + ", outside [0, " +
+                  std::to_string(limits::kMaxStreams - 1) + "]" +
+                  (ss.stream_of[id] < 0 ? " (every op needs a stream)" : ""));
   std::vector<int> seen(g.nodes.size(), -1);
   for (size_t i = 0; i < ss.launch_order.size(); ++i) {
     const ir::NodeId id = ss.launch_order[i];
     if (id <= 0 || id >= static_cast<ir::NodeId>(g.nodes.size())) return fail("launch order lists an unknown op");
     if (seen[size_t(id)] != -1) return fail(op_name(g, id) + " is launched twice");
-    if (ss.stream_of[size_t(id)] < 0) return fail(op_name(g, id) + " has no stream");
     for (ir::NodeId p : g.producers(id))
-      if (p != 0 && seen[size_t(p)] == -1) return fail(op_name(g, id) + " is launched before its producer " + op_name(g, p));
+      if (p != 0 && seen[size_t(p)] == -1)
+        return fail(op_name(g, id) + " is launched before its producer " + op_name(g, p));
     seen[size_t(id)] = static_cast<int>(i);
   }
   for (ir::NodeId id = 1; id < static_cast<ir::NodeId>(g.nodes.size()); ++id)
@@ -134,11 +145,20 @@ json schedule_to_json(const ir::Graph& g, const Schedule& s) {
     j["blocks"][b]["stage_kinds"] = std::move(kinds);
   }
   const ScheduleMeta& m = s.meta;
-  json meta = {{"version", 1},          {"policy", m.policy},         {"r", m.r},
-               {"s", m.s},              {"max_part_size", m.max_part_size}, {"batch", m.batch},
-               {"precision", m.precision}, {"layout", m.layout}, {"cost_model", m.cost_model}, {"device", m.device},
-               {"library_versions", m.library_versions}, {"latency_ms", m.latency_ms},
-               {"search_seconds", m.search_seconds}, {"notes", m.notes}};
+  json meta = {{"version", 1},
+               {"policy", m.policy},
+               {"r", m.r},
+               {"s", m.s},
+               {"max_part_size", m.max_part_size},
+               {"batch", m.batch},
+               {"precision", m.precision},
+               {"layout", m.layout},
+               {"cost_model", m.cost_model},
+               {"device", m.device},
+               {"library_versions", m.library_versions},
+               {"latency_ms", m.latency_ms},
+               {"search_seconds", m.search_seconds},
+               {"notes", m.notes}};
   if (s.streams) {
     json order = json::array(), streams = json::object();
     for (ir::NodeId id : s.streams->launch_order) order.push_back(g.node(id).name);
@@ -152,13 +172,69 @@ json schedule_to_json(const ir::Graph& g, const Schedule& s) {
 
 namespace {
 
-template <typename T>
-Status read_field(const json& j, const char* field, T& out) {
-  if (!j.contains(field) || j[field].is_null()) return Status::ok();
-  try {
-    out = j[field].get<T>();
-  } catch (const json::exception&) {
-    return error(ErrorCode::kInvalidSchedule, std::string("schedule field '") + field + "' has the wrong type");
+constexpr ErrorCode kCode = ErrorCode::kInvalidSchedule;
+
+std::string meta_field(const std::string& key) { return "schedule field '" + key + "'"; }
+
+Status read_string_field(const json& v, const std::string& key, std::string& out) {
+  ASSIGN_OR_RETURN(out, json_string(v, meta_field(key), kCode));
+  return Status::ok();
+}
+
+Status check_one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return Status::ok();
+    list += std::string(list.empty() ? "" : ", ") + a;
+  }
+  return error(kCode, meta_field(key) + " must be one of " + list + ", got '" + value + "'");
+}
+
+// The "schedule" object: every field type- and range-checked, unknown fields named.
+Status read_meta(const json& m, ScheduleMeta& meta) {
+  for (const auto& [key, v] : m.items()) {
+    if (key == "launch_order" || key == "stream_of") continue;  // read with the stream schedule
+    if (key == "version") {
+      RETURN_IF_ERROR(json_integer(v, meta_field(key), 1, 1, kCode).status());
+    } else if (key == "policy") {
+      RETURN_IF_ERROR(read_string_field(v, key, meta.policy));
+      if (!meta.policy.empty())  // empty: a schedule written by hand or by a tool that does not say
+        RETURN_IF_ERROR(parse_policy(meta.policy).status().with_context(meta_field(key)));
+    } else if (key == "r" || key == "s" || key == "max_part_size") {
+      const int64_t hi = key == "r"   ? limits::kMaxGroupOps
+                         : key == "s" ? limits::kMaxStageGroups
+                                      : limits::kMaxPartSize;
+      ASSIGN_OR_RETURN(int64_t x, json_integer(v, meta_field(key), 0, hi, kCode));
+      (key == "r" ? meta.r : key == "s" ? meta.s : meta.max_part_size) = static_cast<int>(x);
+    } else if (key == "batch") {
+      ASSIGN_OR_RETURN(int64_t x, json_integer(v, meta_field(key), 1, limits::kMaxBatch, kCode));
+      meta.batch = static_cast<int>(x);
+    } else if (key == "precision") {
+      RETURN_IF_ERROR(read_string_field(v, key, meta.precision));
+      RETURN_IF_ERROR(check_one_of(key, meta.precision, {"fp32", "tf32", "fp16", "bf16"}));
+    } else if (key == "layout") {
+      RETURN_IF_ERROR(read_string_field(v, key, meta.layout));
+      RETURN_IF_ERROR(check_one_of(key, meta.layout, {"nchw", "nhwc"}));
+    } else if (key == "cost_model") {
+      RETURN_IF_ERROR(read_string_field(v, key, meta.cost_model));
+    } else if (key == "device") {
+      RETURN_IF_ERROR(read_string_field(v, key, meta.device));
+    } else if (key == "library_versions") {
+      RETURN_IF_ERROR(read_string_field(v, key, meta.library_versions));
+    } else if (key == "latency_ms") {
+      ASSIGN_OR_RETURN(meta.latency_ms, json_number(v, meta_field(key), 0, limits::kMaxLatencyMs, kCode));
+    } else if (key == "search_seconds") {
+      ASSIGN_OR_RETURN(meta.search_seconds, json_number(v, meta_field(key), 0, 1e9, kCode));
+    } else if (key == "notes") {
+      RETURN_ERROR_IF(!v.is_array(), kCode, meta_field(key) + " must be an array of strings");
+      meta.notes.clear();
+      for (const json& note : v) {
+        ASSIGN_OR_RETURN(std::string text, json_string(note, meta_field(key) + " entry", kCode));
+        meta.notes.push_back(std::move(text));
+      }
+    } else {
+      return error(kCode, "schedule has unknown field '" + key + "'");
+    }
   }
   return Status::ok();
 }
@@ -172,43 +248,51 @@ Expected<ir::NodeId> lookup(const ir::Graph& g, const std::map<std::string, ir::
   return it->second;
 }
 
+Expected<StreamSchedule> read_streams(const ir::Graph& g, const std::map<std::string, ir::NodeId>& ids, const json& m) {
+  RETURN_ERROR_IF(!m.contains("launch_order") || !m["launch_order"].is_array() || !m.contains("stream_of") ||
+                      !m["stream_of"].is_object(),
+                  kCode, "stream schedule needs 'launch_order' (array) and 'stream_of' (object)");
+  StreamSchedule ss;
+  for (const json& name : m["launch_order"]) {
+    ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, name, "launch_order"));
+    ss.launch_order.push_back(id);
+  }
+  ss.stream_of.assign(g.nodes.size(), -1);
+  ss.stream_of[0] = 0;  // the input's stream is the main stream: 0 unless the file says otherwise
+  for (const auto& [name, stream] : m["stream_of"].items()) {
+    ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, json(name), "stream_of"));
+    ASSIGN_OR_RETURN(int64_t x,
+                     json_integer(stream, "stream_of: stream of '" + name + "'", 0, limits::kMaxStreams - 1, kCode));
+    ss.stream_of[size_t(id)] = static_cast<int>(x);
+  }
+  return ss;
+}
+
+// A stream-level schedule replaces the blocks' stages; stages given beside it would be ignored.
+Status check_no_block_stages(const json& j) {
+  if (!j.contains("blocks") || !j["blocks"].is_array()) return Status::ok();
+  for (size_t b = 0; b < j["blocks"].size(); ++b) {
+    const json& jb = j["blocks"][b];
+    RETURN_ERROR_IF(jb.is_object() && jb.contains("stages") && !jb["stages"].is_null(), kCode,
+                    "block " + std::to_string(b) + ": a stream-level schedule must not also give 'stages'");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
   std::map<std::string, ir::NodeId> ids;
   for (size_t i = 0; i < g.nodes.size(); ++i) ids[g.nodes[i].name] = static_cast<ir::NodeId>(i);
   Schedule s;
-  if (j.contains("schedule") && j["schedule"].is_object()) {
+  if (j.contains("schedule")) {
     const json& m = j["schedule"];
-    RETURN_IF_ERROR(read_field(m, "policy", s.meta.policy));
-    RETURN_IF_ERROR(read_field(m, "r", s.meta.r));
-    RETURN_IF_ERROR(read_field(m, "s", s.meta.s));
-    RETURN_IF_ERROR(read_field(m, "max_part_size", s.meta.max_part_size));
-    RETURN_IF_ERROR(read_field(m, "batch", s.meta.batch));
-    RETURN_IF_ERROR(read_field(m, "precision", s.meta.precision));
-    RETURN_IF_ERROR(read_field(m, "layout", s.meta.layout));
-    RETURN_IF_ERROR(read_field(m, "cost_model", s.meta.cost_model));
-    RETURN_IF_ERROR(read_field(m, "device", s.meta.device));
-    RETURN_IF_ERROR(read_field(m, "library_versions", s.meta.library_versions));
-    RETURN_IF_ERROR(read_field(m, "latency_ms", s.meta.latency_ms));
-    RETURN_IF_ERROR(read_field(m, "search_seconds", s.meta.search_seconds));
-    RETURN_IF_ERROR(read_field(m, "notes", s.meta.notes));
-    if (m.contains("launch_order")) {
-      StreamSchedule ss;
-      RETURN_ERROR_IF(!m["launch_order"].is_array() || !m.contains("stream_of") || !m["stream_of"].is_object(),
-                      ErrorCode::kInvalidSchedule, "stream schedule needs 'launch_order' (array) and 'stream_of' (object)");
-      for (const json& name : m["launch_order"]) {
-        ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, name, "launch_order"));
-        ss.launch_order.push_back(id);
-      }
-      ss.stream_of.assign(g.nodes.size(), -1);
-      for (auto it = m["stream_of"].begin(); it != m["stream_of"].end(); ++it) {
-        ASSIGN_OR_RETURN(ir::NodeId id, lookup(g, ids, json(it.key()), "stream_of"));
-        RETURN_ERROR_IF(!it.value().is_number_integer(), ErrorCode::kInvalidSchedule,
-                        "stream_of: stream of '" + it.key() + "' must be an integer");
-        ss.stream_of[size_t(id)] = it.value().get<int>();
-      }
+    RETURN_ERROR_IF(!m.is_object(), kCode, "field 'schedule' must be an object");
+    RETURN_IF_ERROR(read_meta(m, s.meta));
+    if (m.contains("launch_order") || m.contains("stream_of")) {
+      ASSIGN_OR_RETURN(StreamSchedule ss, read_streams(g, ids, m));
       s.streams = std::move(ss);
+      RETURN_IF_ERROR(check_no_block_stages(j));
       RETURN_IF_ERROR(validate(g, s));
       return s;
     }
@@ -226,8 +310,11 @@ Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
       const std::string swhere = where + " stage " + std::to_string(si);
       RETURN_ERROR_IF(!js.is_array(), ErrorCode::kInvalidSchedule, swhere + ": a stage is an array of groups");
       Stage st;
-      if (jb.contains("stage_kinds") && jb["stage_kinds"].is_array() && si < jb["stage_kinds"].size()) {
-        const json& k = jb["stage_kinds"][si];
+      if (jb.contains("stage_kinds")) {
+        const json& kinds = jb["stage_kinds"];
+        RETURN_ERROR_IF(!kinds.is_array() || kinds.size() != jb["stages"].size(), kCode,
+                        where + ": field 'stage_kinds' must be an array with one entry per stage");
+        const json& k = kinds[si];
         RETURN_ERROR_IF(!k.is_string() || (k != "merge" && k != "parallel"), ErrorCode::kInvalidSchedule,
                         swhere + ": stage kind must be 'merge' or 'parallel'");
         st.kind = k == "merge" ? StageKind::kMerge : StageKind::kConcurrent;
