@@ -22,6 +22,8 @@ const char* error_code_name(ErrorCode code) {
       return "runtime error";
     case ErrorCode::kOutOfMemory:
       return "out of memory";
+    case ErrorCode::kBudgetExceeded:
+      return "budget exceeded";
   }
   return "unknown";
 }

@@ -19,6 +19,7 @@ enum class [[nodiscard]] ErrorCode{
     kUnavailable,      // no GPU, missing library
     kRuntimeError,     // CUDA / cuDNN / cuBLAS / CUPTI failure
     kOutOfMemory,
+    kBudgetExceeded,  // a search went past its work budget
 };
 
 const char* error_code_name(ErrorCode code);

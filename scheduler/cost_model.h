@@ -33,10 +33,10 @@ std::vector<std::string> op_keys(const ir::Graph& g);
 class AnalyticCostModel : public CostModel {
  public:
   struct Params {
-    double peak_flops = 30e12;    // sustained fp32 FMA rate of large convolutions on an H100
-    double bandwidth = 2.5e12;    // sustained HBM bytes/s
-    double launch_us = 2.0;       // per kernel, inside a CUDA graph, on the critical path
-    double stage_sync_us = 1.5;   // per extra stream joined at a stage boundary
+    double peak_flops = 30e12;   // sustained fp32 FMA rate of large convolutions on an H100
+    double bandwidth = 2.5e12;   // sustained HBM bytes/s
+    double launch_us = 2.0;      // per kernel, inside a CUDA graph, on the critical path
+    double stage_sync_us = 1.5;  // per extra stream joined at a stage boundary
     int sm_count = 132;
     double work_per_cta = 64.0 * 64.0;  // output elements one CTA covers (occupancy estimate)
   };
@@ -46,8 +46,8 @@ class AnalyticCostModel : public CostModel {
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
 
   struct OpEstimate {
-    double alone_us = 0;    // latency when the op has the GPU to itself
-    double occupancy = 0;   // fraction of the SMs it can fill, (0, 1]
+    double alone_us = 0;   // latency when the op has the GPU to itself
+    double occupancy = 0;  // fraction of the SMs it can fill, (0, 1]
     int kernels = 0;
   };
   OpEstimate estimate(const ir::Graph& g, ir::NodeId id, int batch) const;

@@ -189,6 +189,8 @@ class PartDp {
   // masks), and the size bound r is rechecked after every merge, the group bound s at the end.
   void enumerate(const std::vector<std::vector<Mask>>& options, size_t chain, std::vector<Mask>& groups,
                  std::unordered_map<Mask, bool, MaskHash>& seen, std::vector<std::pair<Mask, bool>>& out) const {
+    // One state's endings alone can pass the budget on a wide part; dp() then reports it.
+    if (out.size() > static_cast<size_t>(options_.max_transitions)) return;
     if (chain == options.size()) {
       if (groups.empty() || static_cast<int>(groups.size()) > options_.s) return;
       Mask t = 0;
@@ -283,6 +285,9 @@ class PartDp {
     std::vector<Candidate> candidates;
     for (const auto& [t, merge] : endings(s)) {
       ++stats_->transitions;
+      RETURN_ERROR_IF(++transitions_ > options_.max_transitions, ErrorCode::kBudgetExceeded,
+                      "a part of " + std::to_string(n_) + " ops went past " + std::to_string(options_.max_transitions) +
+                          " DP transitions");
       ASSIGN_OR_RETURN(double rest, dp(s & ~t));
       double floor = 0;
       if (options_.bound_pruning && !merge) {
@@ -320,6 +325,7 @@ class PartDp {
   std::vector<double> alone_;  // each op timed alone, for floors
   double cheapest_alone_ = 0;
   std::unordered_map<Mask, double, MaskHash> floor_;
+  int64_t transitions_ = 0;  // of this part, against options_.max_transitions
 };
 
 }  // namespace
@@ -342,8 +348,20 @@ Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, co
   RETURN_ERROR_IF(
       part.size() > static_cast<size_t>(kMaxPart), ErrorCode::kInvalidArgument,
       "a part has " + std::to_string(part.size()) + " ops; the DP handles at most 128 (lower --max-part-size)");
-  PartDp dp(g, part, options, &model, &stats);
-  return dp.solve(out);
+  std::vector<Stage> stages;
+  Status solved = PartDp(g, part, options, &model, &stats).solve(stages);
+  if (solved.code() == ErrorCode::kBudgetExceeded && part.size() > 1) {
+    // Halves of a topological order: the first is closed under predecessors, so each can be solved alone.
+    std::vector<ir::NodeId> sorted = part;
+    std::sort(sorted.begin(), sorted.end());
+    const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+    ++stats.budget_splits;
+    RETURN_IF_ERROR(optimize_part(g, {sorted.begin(), middle}, options, model, out, stats));
+    return optimize_part(g, {middle, sorted.end()}, options, model, out, stats);
+  }
+  RETURN_IF_ERROR(solved);
+  out.insert(out.end(), stages.begin(), stages.end());
+  return Status::ok();
 }
 
 Expected<BlockSchedule> optimize_block(const ir::Graph& g, size_t block, const DpOptions& options, CostModel& model,

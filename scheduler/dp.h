@@ -16,20 +16,26 @@ enum class DpMode { kParallel, kMerge, kBoth };
 
 struct DpOptions {
   DpMode mode = DpMode::kBoth;
-  int r = 3;                 // max ops per group
-  int s = 8;                 // max groups per stage
-  int max_part_size = 100;   // blocks without explicit parts are cut into chunks of this size
+  int r = 3;                // max ops per group
+  int s = 8;                // max groups per stage
+  int max_part_size = 100;  // blocks without explicit parts are cut into chunks of this size
   int batch = 1;
   // Skip costing a concurrent ending whose floor (its groups' ops timed alone) cannot beat the best
   // ending found so far. Exact when the cost model never prices a stage under that floor.
   bool bound_pruning = true;
+  // (state, ending) pairs one part may consider. The DP is exponential in a part's width; a part past
+  // the budget is split in two halves (in topological order) and each half solved alone, which is
+  // counted in DpStats::budget_splits and noted in the schedule. Real networks stay far below it
+  // (NasNet's whole search: 4.5M).
+  int64_t max_transitions = 2'000'000;
 };
 
 struct DpStats {
   int64_t states = 0;
-  int64_t transitions = 0;     // (state, ending) pairs considered
-  int64_t stages_costed = 0;   // distinct stages whose latency was asked of the cost model
-  double latency_ms = 0;       // the optimum, summed over parts
+  int64_t transitions = 0;    // (state, ending) pairs considered
+  int64_t stages_costed = 0;  // distinct stages whose latency was asked of the cost model
+  double latency_ms = 0;      // the optimum, summed over parts
+  int64_t budget_splits = 0;  // parts split because they went past DpOptions::max_transitions
 };
 
 // Splits a block into the parts the DP optimises separately (explicit parts, or chunks).

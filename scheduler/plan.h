@@ -13,9 +13,9 @@ struct PlanStep {
   enum class Kind : uint8_t { kLaunch, kRecord, kWait };
   Kind kind = Kind::kLaunch;
   int stream = 0;
-  int event = -1;                 // record / wait
-  std::vector<ir::NodeId> ops;    // launch: one op, or the convolutions of a merge
-  int stage = -1;                 // global stage index (staged schedules), for traces
+  int event = -1;               // record / wait
+  std::vector<ir::NodeId> ops;  // launch: one op, or the convolutions of a merge
+  int stage = -1;               // global stage index (staged schedules), for traces
 };
 
 struct ExecutionPlan {

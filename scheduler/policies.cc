@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 namespace ios::sched {
 
@@ -64,24 +65,31 @@ Schedule sequential_schedule(const ir::Graph& g) {
 }
 
 Schedule greedy_schedule(const ir::Graph& g, int max_streams) {
-  // IOS's greedy: each stage runs every ready op (one per group); beyond the cap they wait.
+  // IOS's greedy: each stage runs every ready op (one per group), in creation order; beyond the cap
+  // they wait. Ready ops are kept in a set and in-block producer counts are decremented, so a block
+  // costs O((ops + edges) log ops) rather than a scan of the block per stage.
   Schedule s;
+  const auto consumers = g.consumers();
   for (const ir::Block& b : g.blocks) {
     const auto members = b.members();
-    std::vector<bool> done(g.nodes.size(), true);
-    for (ir::NodeId m : members) done[size_t(m)] = false;
+    std::vector<int> waiting(g.nodes.size(), 0);  // unscheduled in-block producers
+    std::vector<bool> member(g.nodes.size(), false);
+    for (ir::NodeId m : members) member[size_t(m)] = true;
+    std::set<ir::NodeId> ready;  // node ids ascend in creation order
+    for (ir::NodeId m : members) {
+      for (ir::NodeId p : g.producers(m)) waiting[size_t(m)] += member[size_t(p)];
+      if (waiting[size_t(m)] == 0) ready.insert(m);
+    }
     BlockSchedule bs;
-    size_t scheduled = 0;
-    while (scheduled < members.size()) {
+    while (!ready.empty()) {
       Stage st;
-      for (ir::NodeId m : members) {
-        if (done[size_t(m)] || static_cast<int>(st.groups.size()) >= max_streams) continue;
-        const auto preds = g.producers(m);
-        if (std::all_of(preds.begin(), preds.end(), [&](ir::NodeId p) { return done[size_t(p)]; }))
-          st.groups.push_back({m});
+      while (!ready.empty() && static_cast<int>(st.groups.size()) < max_streams) {
+        st.groups.push_back({*ready.begin()});
+        ready.erase(ready.begin());
       }
-      for (const auto& grp : st.groups) done[size_t(grp[0])] = true;
-      scheduled += st.groups.size();
+      for (const auto& grp : st.groups)
+        for (ir::NodeId c : consumers[size_t(grp[0])])
+          if (member[size_t(c)] && --waiting[size_t(c)] == 0) ready.insert(c);
       bs.stages.push_back(std::move(st));
     }
     s.blocks.push_back(std::move(bs));
@@ -149,6 +157,11 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
         if (options.on_block) options.on_block(b + 1, g.blocks.size(), result.stats);
       }
       s.meta.r = options.r, s.meta.s = options.s, s.meta.max_part_size = options.max_part_size;
+      if (result.stats.budget_splits > 0)
+        s.meta.notes.push_back("DP budget: " + std::to_string(result.stats.budget_splits) + " part(s) went past " +
+                               std::to_string(dp.max_transitions) +
+                               " transitions and were split in halves (the schedule may be slower than the "
+                               "unbounded optimum; set explicit parts to choose the split)");
       break;
     }
   }

@@ -26,7 +26,7 @@ struct OptimizeOptions {
   int max_part_size = 100;
   int batch = 1;
   int greedy_max_streams = 10;
-  bool bound_pruning = true;  // DP: see DpOptions::bound_pruning
+  bool bound_pruning = true;               // DP: see DpOptions::bound_pruning
   std::optional<ResourceProfile> profile;  // Opara; estimated when absent
   // Called after every block (DP policies), for progress reporting.
   std::function<void(size_t done, size_t total, const DpStats&)> on_block;

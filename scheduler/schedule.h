@@ -51,7 +51,7 @@ struct ScheduleMeta {
 };
 
 struct Schedule {
-  std::vector<BlockSchedule> blocks;   // staged schedules
+  std::vector<BlockSchedule> blocks;      // staged schedules
   std::optional<StreamSchedule> streams;  // stream-level schedules (then `blocks` is empty)
   ScheduleMeta meta;
 

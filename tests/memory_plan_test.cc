@@ -132,15 +132,16 @@ TEST(MemoryPlan, ASumIsWrittenByTheConvolutionLaunchedAfterTheOtherValue) {
   EXPECT_EQ(m->elided_concats, 2);  // the expand concat, and the sum: the bypass conv writes it
   EXPECT_EQ(m->placement[size_t(bypass)].buffer, m->placement[size_t(g.output())].buffer);
   for (size_t i = 0; i < p.steps.size(); ++i)
-    if (p.steps[i].kind == PlanStep::Kind::kLaunch && p.steps[i].ops == std::vector<ir::NodeId>{bypass})
+    if (p.steps[i].kind == PlanStep::Kind::kLaunch && p.steps[i].ops == std::vector<ir::NodeId>{bypass}) {
       EXPECT_EQ(m->launch[i].residual, (ir::Value{cat, 0, 16}));
+    }
   expect_no_overlap_in_time(g, p, *m);
 }
 
 TEST(MemoryPlan, ASumIsGatheredWhenItsValuesAreProducedConcurrently) {
   const ir::Graph g = testing::fire_module();
-  const ExecutionPlan p = compile_stages({Stage{StageKind::kConcurrent, {{1, 2, 3, 4}, {5}}},
-                                          Stage{StageKind::kConcurrent, {{6}}}});
+  const ExecutionPlan p =
+      compile_stages({Stage{StageKind::kConcurrent, {{1, 2, 3, 4}, {5}}}, Stage{StageKind::kConcurrent, {{6}}}});
   auto m = plan_memory(g, p, MemoryOptions{});
   ASSERT_TRUE(m);
   EXPECT_EQ(m->fused_sums, 0);
@@ -155,7 +156,9 @@ TEST(MemoryPlan, FusedSumsKeepEveryPlanRaceFree) {
       const ExecutionPlan p = plan_for(g, policy);
       auto m = plan_memory(g, p, MemoryOptions{});
       ASSERT_TRUE(m);
-      if (policy == Policy::kSequential) EXPECT_GT(m->fused_sums, 0) << name;
+      if (policy == Policy::kSequential) {
+        EXPECT_GT(m->fused_sums, 0) << name;
+      }
       const auto reach = reachability(p);
       std::vector<int> step_of(g.nodes.size(), -1);
       for (size_t i = 0; i < p.steps.size(); ++i)
@@ -233,9 +236,9 @@ TwoStreams two_streams() {
   auto& p = t.plan;
   p.streams = 2;
   p.events = 2;
-  p.steps = {{K::kRecord, 0, 0, {}, -1},  {K::kWait, 1, 0, {}, -1},     {K::kLaunch, 1, -1, {t.b}, -1},
+  p.steps = {{K::kRecord, 0, 0, {}, -1},     {K::kWait, 1, 0, {}, -1},        {K::kLaunch, 1, -1, {t.b}, -1},
              {K::kLaunch, 0, -1, {t.a}, -1}, {K::kLaunch, 0, -1, {t.a2}, -1}, {K::kLaunch, 0, -1, {t.a3}, -1},
-             {K::kRecord, 1, 1, {}, -1},  {K::kWait, 0, 1, {}, -1},     {K::kLaunch, 0, -1, {t.g.output()}, -1}};
+             {K::kRecord, 1, 1, {}, -1},     {K::kWait, 0, 1, {}, -1},        {K::kLaunch, 0, -1, {t.g.output()}, -1}};
   return t;
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -505,6 +506,66 @@ TEST(Policies, UnknownPolicyNamesTheAcceptedOnes) {
   ASSERT_FALSE(p);
   EXPECT_NE(p.status().message().find("dp_parallel_merge"), std::string::npos);
   EXPECT_EQ(*parse_policy("ios-both"), Policy::kDpBoth);
+}
+
+}  // namespace
+}  // namespace ios::sched
+
+namespace ios::sched {
+namespace {
+
+// input -> `width` independent 1x1 convolutions -> concat: the DP's worst case (3^width transitions).
+ir::Graph fan_out(int width) {
+  ir::GraphBuilder b("fan_out", {8, 4, 4});
+  b.begin_block();
+  ir::Inputs terms;
+  for (int i = 0; i < width; ++i) terms.push_back({b.conv(b.input(), ir::Conv(8))});
+  b.end_block(b.identity(ir::In(terms)));
+  return *b.build();
+}
+
+TEST(DpBudget, AWideFanOutFinishesWithinItsBudgetAndSaysItSplit) {
+  const ir::Graph g = fan_out(18);
+  AnalyticCostModel model;
+  for (Policy p : {Policy::kDpBoth, Policy::kDpParallel, Policy::kDpMerge}) {
+    OptimizeOptions o;
+    o.policy = p;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = optimize(g, o, model);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(r) << r.status().to_string();
+    EXPECT_TRUE(validate(g, r->schedule));
+    EXPECT_LT(seconds, 60.0) << policy_flag_name(p);  // unbounded, width 18 took over 120 s
+    if (p == Policy::kDpMerge) continue;              // merge endings are few: no split needed
+    EXPECT_GT(r->stats.budget_splits, 0) << policy_flag_name(p);
+    ASSERT_FALSE(r->schedule.meta.notes.empty());
+    EXPECT_NE(r->schedule.meta.notes.back().find("DP budget"), std::string::npos);
+  }
+}
+
+TEST(DpBudget, RealNetworksNeverReachTheBudget) {
+  AnalyticCostModel model;
+  for (const char* name : {"inception_v3", "squeezenet", "googlenet"}) {
+    auto g = models::build_model(name);
+    ASSERT_TRUE(g);
+    auto r = optimize(*g, OptimizeOptions{}, model);
+    ASSERT_TRUE(r) << r.status().to_string();
+    EXPECT_EQ(r->stats.budget_splits, 0) << name;
+  }
+}
+
+TEST(Greedy, IsLinearInChainLength) {
+  ir::GraphBuilder b("chain", {4, 2, 2});
+  b.begin_block();
+  ir::Value v = b.input();
+  for (int i = 0; i < 30000; ++i) v = b.relu(v);
+  b.end_block(v);
+  auto g = b.build();
+  ASSERT_TRUE(g) << g.status().to_string();
+  const auto start = std::chrono::steady_clock::now();
+  const Schedule s = greedy_schedule(*g, 10);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);  // was 30 s
+  EXPECT_EQ(s.stage_count(), 30000);
 }
 
 }  // namespace
