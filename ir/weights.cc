@@ -110,7 +110,7 @@ void put(std::ofstream& out, const T& v) {
   out.write(reinterpret_cast<const char*>(&v), sizeof(T));
 }
 template <typename T>
-bool get(std::ifstream& in, T& v) {
+bool get(std::istream& in, T& v) {
   return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(T)));
 }
 }  // namespace
@@ -136,6 +136,12 @@ Status save_weights(const Weights& w, const std::string& path) {
 Expected<Weights> load_weights(const Graph& g, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open '" + path + "'");
+  return read_weights(g, in, path);
+}
+
+// Every size is checked against the graph before anything is allocated, so a file can never ask for
+// more memory than the graph's own parameters.
+Expected<Weights> read_weights(const Graph& g, std::istream& in, const std::string& path) {
   char magic[8];
   RETURN_ERROR_IF(!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0, ErrorCode::kInvalidArgument,
                   path + ": not a weights file (bad magic)");

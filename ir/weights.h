@@ -2,6 +2,7 @@
 // weights from here, so their outputs can be compared bit-for-bit in the inputs.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,6 @@ std::vector<float> make_input(const Shape& shape, int batch, uint64_t seed);
 Status save_weights(const Weights& w, const std::string& path);
 // Checks the file against the graph's parameter shapes and names the first mismatch.
 Expected<Weights> load_weights(const Graph& g, const std::string& path);
+Expected<Weights> read_weights(const Graph& g, std::istream& in, const std::string& source_name);
 
 }  // namespace ios::ir

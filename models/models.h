@@ -44,5 +44,6 @@ WiringGraph watts_strogatz(int n, int k, double p, uint64_t seed);
 inline constexpr int64_t kMaxWiringNodes = 4096;
 inline constexpr size_t kMaxWiringFileBytes = size_t{16} << 20;
 Expected<WiringGraph> read_wiring_graph(const std::string& path);
+Expected<WiringGraph> parse_wiring_graph(const std::string& text, const std::string& source_name);
 
 }  // namespace ios::models

@@ -46,6 +46,10 @@ WiringGraph watts_strogatz(int n, int k, double p, uint64_t seed) {
 
 Expected<WiringGraph> read_wiring_graph(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxWiringFileBytes));
+  return parse_wiring_graph(text, path);
+}
+
+Expected<WiringGraph> parse_wiring_graph(const std::string& text, const std::string& path) {
   std::istringstream in(text);
   auto fail = [&](const std::string& where, const std::string& msg) {
     return error(ErrorCode::kInvalidArgument, path + ": " + where + ": " + msg);

@@ -53,7 +53,12 @@ std::string KernelCache::load(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > kMaxFileBytes)
     return "kernel cache '" + path + "' is not a regular file under 64 MiB: ignored";
   Expected<std::string> text = read_file(path, kMaxFileBytes);
-  Expected<json> parsed = text ? parse_json_text(*text, path) : Expected<json>(text.status());
+  if (!text) return "kernel cache '" + path + "' is unreadable (" + text.status().message() + "): ignored";
+  return load_text(*text, path);
+}
+
+std::string KernelCache::load_text(const std::string& text, const std::string& path) {
+  Expected<json> parsed = parse_json_text(text, path);
   if (!parsed) return "kernel cache '" + path + "' is unreadable (" + parsed.status().message() + "): ignored";
   std::map<std::string, KernelChoice> entries;
   try {

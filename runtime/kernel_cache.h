@@ -35,6 +35,7 @@ class KernelCache {
   // Reads `path`. A missing file is an empty cache; a file that cannot be parsed, has the wrong
   // format or another environment is ignored: the returned text says why (empty when all is well).
   std::string load(const std::string& path);
+  std::string load_text(const std::string& text, const std::string& source_name);
   // Writes atomically (a temporary file renamed over the old one).
   Status save(const std::string& path) const;
 

@@ -165,6 +165,10 @@ Status StageCache::load(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::ok();
   ASSIGN_OR_RETURN(nlohmann::json j, read_json_file(path));
+  return load_json(j, path);
+}
+
+Status StageCache::load_json(const nlohmann::json& j, const std::string& path) {
   auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidArgument, path + ": " + msg); };
   if (!j.is_object() || !j.contains("key") || !j.contains("stages") || !j["stages"].is_object())
     return fail("not a stage cache (an object with 'key' and 'stages')");

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -81,6 +82,7 @@ class StageCache : public CostModel {
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
+  Status load_json(const nlohmann::json& j, const std::string& source_name);
   Status save(const std::string& path) const;
   size_t hits() const { return hits_; }
   size_t misses() const { return misses_; }
