@@ -1,11 +1,12 @@
 // `ios`: the command-line front end. Subcommands: models, export, show.
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <functional>
-#include <optional>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/file_io.h"
 #include "ir/json_io.h"
@@ -320,6 +321,7 @@ struct RunArgs {
   OptimizeArgs opt;
   std::string schedule_file;
   int warmup = 20, iters = 200;
+  int chaos = 0;
   bool check = false, no_graph = false, no_fused_sums = false;
   std::string trace_file;
 };
@@ -335,6 +337,51 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx) {
       r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines) std::printf("  engine %-48s x%d\n", name.c_str(), count);
+}
+
+// Compares a GPU output with the CPU reference: exit code 2 past the precision's tolerance.
+int check_output(const Graph& g, const ios::ir::Weights& weights, const std::vector<float>& input,
+                 const std::vector<float>& gpu, const ios::ExecConfig& config) {
+  ios::reference::Tensor in(config.batch, g.input_shape());
+  in.data = input;
+  auto ref = ios::reference::run(g, weights, in);
+  if (!ref) return fail(ref.status());
+  const double err = ios::reference::relative_l2_error(gpu, ref->data);
+  const double tol = config.tolerance();
+  std::printf("Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
+              err < tol ? "PASS" : "FAIL");
+  return err < tol ? 0 : 2;
+}
+
+// Chaos mode: the unperturbed output, then `replays` runs with random delays before every plan step, each
+// output compared bit for bit (activations poisoned before every run, so a stale read cannot pass).
+int run_chaos(ios::rt::Executor& exec, const std::vector<float>& input, int replays, std::vector<float>& baseline) {
+  auto run_with = [&](uint64_t seed) -> Expected<std::vector<float>> {
+    if (Status s = exec.perturb(seed); !s) return s;
+    if (Status s = exec.poison_activations(); !s) return s;
+    if (Status s = exec.set_input(input); !s) return s;
+    if (Status s = exec.run(); !s) return s;
+    return exec.output();
+  };
+  auto first = run_with(0);
+  if (!first) return fail(first.status());
+  baseline = *first;
+  int differing = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 1; i <= replays; ++i) {
+    auto out = run_with(uint64_t(i));
+    if (!out) return fail(out.status());
+    differing += std::memcmp(out->data(), baseline.data(), baseline.size() * sizeof(float)) != 0;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (t > 2.0 && (i % 10 == 0 || i == replays))
+      std::fprintf(stderr, "\r[chaos %d/%d] %d differ (ETA %.0f s)%s", i, replays, differing, t / i * (replays - i),
+                   i == replays ? "\n" : "");
+  }
+  std::printf(
+      "Chaos: %d perturbed replays (random delays before every plan step), %d differ bit-for-bit from the "
+      "unperturbed output: %s\n",
+      replays, differing, differing == 0 ? "PASS" : "FAIL");
+  return differing == 0 ? 0 : 3;
 }
 
 int cmd_run(RunArgs& a) {
@@ -374,6 +421,7 @@ int cmd_run(RunArgs& a) {
   options.context = *context;
   options.use_graph = !a.no_graph;
   options.fuse_sums = !a.no_fused_sums;
+  options.chaos = a.chaos > 0;
   std::unique_ptr<ios::rt::KernelProfiler> profiler;
   if (!a.trace_file.empty()) {
     auto p = ios::rt::KernelProfiler::create();
@@ -386,14 +434,22 @@ int cmd_run(RunArgs& a) {
   const int batch = options.config.batch;
   const auto input = ios::ir::make_input(g->input_shape(), batch, 1);
   if (Status s = (*exec)->set_input(input); !s) return fail(s);
+  if (a.chaos > 0) {
+    std::vector<float> baseline;
+    if (int rc = run_chaos(**exec, input, a.chaos, baseline); rc != 0) return rc;
+    std::printf("Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
+                g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
+                ios::layout_name(options.config.layout), a.no_graph ? "streams" : "cuda-graph");
+    return a.check ? check_output(*g, weights, input, baseline, options.config) : 0;
+  }
   auto t = (*exec)->time(a.warmup, a.iters);
   if (!t) return fail(t.status());
   std::printf(
       "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s | Latency: %.3f ms "
       "(median of %d; min %.3f, p90 %.3f)\n",
       g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
-      ios::layout_name(options.config.layout),
-      a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations, t->min_ms, t->p90_ms);
+      ios::layout_name(options.config.layout), a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations,
+      t->min_ms, t->p90_ms);
   std::printf(
       "Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
       "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
@@ -413,8 +469,7 @@ int cmd_run(RunArgs& a) {
         last.push_back(k);
         attributed += k.plan_step >= 0;
       }
-    if (Status s = ios::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s)
-      return fail(s);
+    if (Status s = ios::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s) return fail(s);
     std::printf(
         "Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
         "summed | mean concurrency %.2f, max %d | %d/%zu kernels attributed to ops | wrote %s\n",
@@ -427,15 +482,7 @@ int cmd_run(RunArgs& a) {
     if (Status s = (*exec)->run(); !s) return fail(s);
     auto gpu = (*exec)->output();
     if (!gpu) return fail(gpu.status());
-    ios::reference::Tensor in(batch, g->input_shape());
-    in.data = input;
-    auto ref = ios::reference::run(*g, weights, in);
-    if (!ref) return fail(ref.status());
-    const double err = ios::reference::relative_l2_error(*gpu, ref->data);
-    const double tol = options.config.tolerance();
-    std::printf("Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
-                err < tol ? "PASS" : "FAIL");
-    if (!(err < tol)) return 2;
+    return check_output(*g, weights, input, *gpu, options.config);
   }
   return 0;
 }
@@ -487,6 +534,10 @@ int main(int argc, char** argv) {
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
+  run->add_option("--chaos", run_args.chaos,
+                  "instead of timing: N replays with random delays before every plan step, each output compared "
+                  "bit for bit with the unperturbed run (exit 3 if any differs)")
+      ->check(CLI::Range(0, 100000));
 #endif
 
   CLI11_PARSE(app, argc, argv);

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string>
 
-#define IOS_FUZZ_CHECK(cond, message)                                               \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
+#define IOS_FUZZ_CHECK(cond, message)                                                           \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
       std::fprintf(stderr, "fuzz check failed: %s: %s\n", #cond, std::string(message).c_str()); \
-      std::abort();                                                                 \
-    }                                                                               \
+      std::abort();                                                                             \
+    }                                                                                           \
   } while (0)

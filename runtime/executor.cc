@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 
 #include "common/overloaded.h"
@@ -70,6 +71,7 @@ struct Executor::Impl {
   std::vector<void*> workspaces;
   std::vector<Event> events;
   DeviceMemory arena;
+  DeviceMemory chaos_cycles;  // chaos mode: one delay (clock cycles) per plan step
   size_t weight_total = 0;
   std::vector<View> views;  // per node
   std::vector<Unit> units;  // per launch step, in plan order
@@ -128,8 +130,8 @@ struct Executor::Impl {
           const ir::Value& v = term[first + size_t(i)];
           sources[i] = dev(views[size_t(v.node)].at_channel(v.begin));
         }
-        launch_gather(cfg.dtype, sources, k, dev(dst.at_channel(offset)), extent(count, shape),
-                      accumulate || first > 0, s);
+        launch_gather(cfg.dtype, sources, k, dev(dst.at_channel(offset)), extent(count, shape), accumulate || first > 0,
+                      s);
       }
       offset += count;
     }
@@ -163,29 +165,29 @@ struct Executor::Impl {
                           st.residual ? data(*st.residual) : nullptr};
       return st.conv->run(ctx->cudnn(stream_index), b, workspaces[size_t(stream_index)]);
     }
-    const Status launched = std::visit(
-        Overloaded{[&](const ir::PoolAttrs& a) -> Status {
-                     const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
-                     PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max};
-                     if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
-                     launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
-                                 PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
-                     return Status::ok();
-                   },
-                   [&](const ir::ActivationAttrs& a) -> Status {
-                     if (data(st.dst) != data(st.src)) {
-                       const DevTensor src = dev(st.src);
-                       launch_gather(cfg.dtype, &src, 1, dev(st.dst), extent(st.in.c, st.in), false, s);
-                     }
-                     launch_bias_act(cfg.dtype, dev(st.dst), nullptr, extent(st.out.c, st.out), act_code(a.activation),
-                                     s);
-                     return Status::ok();
-                   },
-                   [&](const ir::LinearAttrs& a) { return run_linear(st, a, stream_index); },
-                   [&](const ir::ConvAttrs&) -> Status {
-                     return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
-                   }},
-        st.op);
+    const Status launched =
+        std::visit(Overloaded{[&](const ir::PoolAttrs& a) -> Status {
+                                const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
+                                PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max};
+                                if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
+                                launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
+                                            PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
+                                return Status::ok();
+                              },
+                              [&](const ir::ActivationAttrs& a) -> Status {
+                                if (data(st.dst) != data(st.src)) {
+                                  const DevTensor src = dev(st.src);
+                                  launch_gather(cfg.dtype, &src, 1, dev(st.dst), extent(st.in.c, st.in), false, s);
+                                }
+                                launch_bias_act(cfg.dtype, dev(st.dst), nullptr, extent(st.out.c, st.out),
+                                                act_code(a.activation), s);
+                                return Status::ok();
+                              },
+                              [&](const ir::LinearAttrs& a) { return run_linear(st, a, stream_index); },
+                              [&](const ir::ConvAttrs&) -> Status {
+                                return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
+                              }},
+                   st.op);
     RETURN_IF_ERROR(launched);
     CHECK_CUDA(cudaGetLastError());
     return Status::ok();
@@ -221,6 +223,7 @@ struct Executor::Impl {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const sched::PlanStep& st = plan.steps[i];
       cudaStream_t s = stream(st.stream);
+      if (opt.chaos) launch_delay(static_cast<const long long*>(chaos_cycles.get()) + i, s);
       switch (st.kind) {
         case sched::PlanStep::Kind::kRecord:
           CHECK_CUDA(cudaEventRecord(events[size_t(st.event)], s));
@@ -288,6 +291,11 @@ struct Executor::Impl {
     for (int i = 0; i < plan.streams; ++i) {
       ASSIGN_OR_RETURN(void* ws, ctx->workspace(i, std::max<size_t>(stream_workspace[size_t(i)], 256)));
       workspaces.push_back(ws);
+    }
+    if (opt.chaos) {
+      const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
+      ASSIGN_OR_RETURN(chaos_cycles, device_alloc(bytes));
+      CHECK_CUDA(cudaMemset(chaos_cycles.get(), 0, bytes));
     }
     CHECK_CUDA(cudaDeviceSynchronize());
     if (opt.use_graph) RETURN_IF_ERROR(capture());
@@ -364,7 +372,8 @@ struct Executor::Impl {
     const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst),
                         st.residual ? data(*st.residual) : nullptr};
     ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
-    stream_workspace[size_t(stream_index)] = std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());
+    stream_workspace[size_t(stream_index)] =
+        std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());
     return Status::ok();
   }
 
@@ -392,12 +401,12 @@ struct Executor::Impl {
       if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.h, out.w};
       if (i + 1 == ops.size() && lm.residual.node != ir::kNoNode)
         st.residual = views[size_t(lm.residual.node)].at_channel(lm.residual.begin);
-      RETURN_IF_ERROR(std::visit(
-          Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
-                     [&](const ir::LinearAttrs& l) { return build_linear(st, l, w.at(u.ops[0], int(i))); },
-                     [](const ir::PoolAttrs&) { return Status::ok(); },
-                     [](const ir::ActivationAttrs&) { return Status::ok(); }},
-          ops[i]));
+      RETURN_IF_ERROR(
+          std::visit(Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
+                                [&](const ir::LinearAttrs& l) { return build_linear(st, l, w.at(u.ops[0], int(i))); },
+                                [](const ir::PoolAttrs&) { return Status::ok(); },
+                                [](const ir::ActivationAttrs&) { return Status::ok(); }},
+                     ops[i]));
       src = st.dst;
       in = st.out;
       u.steps.push_back(std::move(st));
@@ -472,6 +481,21 @@ Status Executor::poison_activations() {
     if (int(b) != input)
       CHECK_CUDA(cudaMemset(static_cast<char*>(impl_->arena.get()) + m.buffer_offset[b], 0xFF, m.buffer_bytes[b]));
   CHECK_CUDA(cudaDeviceSynchronize());
+  return Status::ok();
+}
+
+Status Executor::perturb(uint64_t seed, double max_us) {
+  RETURN_ERROR_IF(!impl_->opt.chaos, ErrorCode::kInvalidArgument, "perturb needs an executor made with chaos on");
+  std::vector<long long> cycles(impl_->plan.steps.size(), 0);
+  if (seed != 0) {
+    std::mt19937_64 rng(seed);
+    const double max_cycles = max_us * device_cycles_per_us();
+    for (long long& c : cycles)
+      if (rng() & 1) c = static_cast<long long>(double(rng() >> 11) * (1.0 / 9007199254740992.0) * max_cycles);
+  }
+  // The previous run has finished (run() synchronises), so no delay kernel is reading the array.
+  CHECK_CUDA(
+      cudaMemcpy(impl_->chaos_cycles.get(), cycles.data(), cycles.size() * sizeof(long long), cudaMemcpyHostToDevice));
   return Status::ok();
 }
 

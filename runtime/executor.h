@@ -18,14 +18,18 @@ namespace ios::rt {
 class LaunchObserver;
 
 struct ExecutorOptions {
-  ExecConfig config;                // data type, math, layout, batch
-  bool use_graph = true;            // capture the plan into a CUDA graph
-  bool reuse_memory = true;         // stream-aware buffer reuse (off: one buffer per tensor)
-  bool keep_all = false;            // every node stays readable after a run
-  bool fuse_sums = true;            // convolutions add a sum's other value in their epilogue (memory plan)
-  std::shared_ptr<Context> context; // shared streams/handles/kernels; null: made from context_options
-  ContextOptions context_options;   // dtype and math are taken from `config`
+  ExecConfig config;                   // data type, math, layout, batch
+  bool use_graph = true;               // capture the plan into a CUDA graph
+  bool reuse_memory = true;            // stream-aware buffer reuse (off: one buffer per tensor)
+  bool keep_all = false;               // every node stays readable after a run
+  bool fuse_sums = true;               // convolutions add a sum's other value in their epilogue (memory plan)
+  std::shared_ptr<Context> context;    // shared streams/handles/kernels; null: made from context_options
+  ContextOptions context_options;      // dtype and math are taken from `config`
   LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)
+  // Chaos mode: a delay kernel on the step's stream before every plan step (launches, and the event
+  // records that join streams), its length drawn anew by Executor::perturb. A missing dependency or an
+  // unsafe buffer reuse then changes the output; a correct plan gives the same bits whatever the delays.
+  bool chaos = false;
 };
 
 // What the executor's convolutions run on: engine name -> convolutions using it, how many outputs
@@ -63,6 +67,9 @@ class Executor {
   Status set_input(const std::vector<float>& batch_nchw);  // float NCHW, converted to the config's storage
   Status poison_activations();  // fills every activation with NaN so stale data cannot pass a check
   Status run();                 // one inference, synchronised
+  // Chaos mode only: draws every delay for the next runs from `seed` (0: no delay), half of them zero and
+  // the rest uniform up to `max_us` microseconds.
+  Status perturb(uint64_t seed, double max_us = 20.0);
   Expected<std::vector<float>> read(ir::NodeId node) const;  // float NCHW, whatever the storage
   Expected<std::vector<float>> output() const;
 

@@ -113,6 +113,13 @@ __global__ void spin_kernel(long long cycles) {
   }
 }
 
+__global__ void delay_kernel(const long long* cycles) {
+  const long long start = clock64();
+  const long long wait = *cycles;
+  while (clock64() - start < wait) {
+  }
+}
+
 int blocks_for(long long n) {
   const long long b = (n + 255) / 256;
   return static_cast<int>(b < 65535 ? (b < 1 ? 1 : b) : 65535);
@@ -165,6 +172,15 @@ void launch_spin(double ms, cudaStream_t stream) {
   cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   spin_kernel<<<sms * 4, 128, 0, stream>>>(static_cast<long long>(ms * khz));
+}
+
+void launch_delay(const long long* cycles, cudaStream_t stream) { delay_kernel<<<1, 1, 0, stream>>>(cycles); }
+
+double device_cycles_per_us() {
+  int device = 0, khz = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);
+  return khz / 1000.0;
 }
 
 }  // namespace ios::rt

@@ -49,5 +49,10 @@ void launch_pool(DataType t, const DevTensor& in, const DevTensor& out, const Ex
 
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
 void launch_spin(double ms, cudaStream_t stream);
+// One thread that spins for *cycles clock cycles, read when it runs: a CUDA graph replays it with
+// whatever the host wrote there last (chaos mode's random delays).
+void launch_delay(const long long* cycles, cudaStream_t stream);
+// Clock cycles per microsecond of the current device.
+double device_cycles_per_us();
 
 }  // namespace ios::rt

@@ -1,10 +1,12 @@
 // GPU runtime against the CPU reference: every network x every policy x every precision at batch 1
 // and 4, every operator x precision x layout x batch {1, 3}, activations poisoned before each run;
 // the kernel cache across two processes. Skips itself where there is no GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -98,8 +100,8 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
     for (int batch : {1, 4}) {
       if (precision == "fp16" && ref.max_abs > kHalfMax) {
         // Seeded He weights without normalisation: activations grow past fp16's largest value.
-        std::printf("[check] %-12s %-18s fp16 not checked: reference activations reach %.3g > 65504\n",
-                    c.model.c_str(), sched::policy_flag_name(c.policy).c_str(), ref.max_abs);
+        std::printf("[check] %-12s %-18s fp16 not checked: reference activations reach %.3g > 65504\n", c.model.c_str(),
+                    sched::policy_flag_name(c.policy).c_str(), ref.max_abs);
         continue;
       }
       ExecutorOptions eo;
@@ -117,12 +119,13 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
       Status again = (*exec)->run();  // a second replay reuses the same memory: same answer
       ASSERT_TRUE(again.is_ok()) << again.to_string();
       EXPECT_EQ(*(*exec)->output(), *out) << "second run differs";
-      EXPECT_LT(err, eo.config.tolerance()) << c.model << " " << sched::policy_flag_name(c.policy) << " "
-                                            << eo.config.key();
+      EXPECT_LT(err, eo.config.tolerance())
+          << c.model << " " << sched::policy_flag_name(c.policy) << " " << eo.config.key();
       const KernelReport k = (*exec)->kernel_report();
-      std::printf("[check] %-12s %-18s %-14s rel-L2 %.3e | convs %d fused %d legacy %d | concat inputs in place %d copied %d\n",
-                  c.model.c_str(), sched::policy_flag_name(c.policy).c_str(), eo.config.key().c_str(), err, k.convs,
-                  k.fused, k.legacy, k.concat_inputs_in_place, k.concat_inputs_copied);
+      std::printf(
+          "[check] %-12s %-18s %-14s rel-L2 %.3e | convs %d fused %d legacy %d | concat inputs in place %d copied %d\n",
+          c.model.c_str(), sched::policy_flag_name(c.policy).c_str(), eo.config.key().c_str(), err, k.convs, k.fused,
+          k.legacy, k.concat_inputs_in_place, k.concat_inputs_copied);
     }
 }
 
@@ -136,7 +139,9 @@ std::vector<Case> all_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllNetworksAllPolicies, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
-                         [](const auto& info) { return info.param.model + "_" + sched::policy_flag_name(info.param.policy); });
+                         [](const auto& info) {
+                           return info.param.model + "_" + sched::policy_flag_name(info.param.policy);
+                         });
 
 // Every operator and input form on its own (the networks never use element mul, sigmoid, tanh,
 // dilation or slices at batch > 1).
@@ -245,8 +250,10 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
   SKIP_WITHOUT_GPU();
   const std::string file = ::testing::TempDir() + "/ios_kernel_cache_test.json";
   std::filesystem::remove(file);
-  const std::string args = "run --model squeezenet --opt sequential --precision fp16 --iters 5 --warmup 1 "
-                           "--verbose --check --kernel-cache " + file;
+  const std::string args =
+      "run --model squeezenet --opt sequential --precision fp16 --iters 5 --warmup 1 "
+      "--verbose --check --kernel-cache " +
+      file;
   const std::string first = run_ios(args), second = run_ios(args);
   std::printf("%s\n%s\n", first.c_str(), second.c_str());
   EXPECT_NE(first.find("from the kernel cache file 0"), std::string::npos) << first;
@@ -284,6 +291,75 @@ TEST(GpuRuntime, EagerStreamsMatchGraphReplay) {
     outs.push_back(*(*exec)->output());
   }
   EXPECT_EQ(outs[0], outs[1]);
+}
+
+// Chaos mode: `replays` runs with random delays before every plan step; returns how many outputs differ
+// bit for bit from the unperturbed run (activations poisoned before each run).
+int chaos_differences(const ir::Graph& g, const ir::Weights& w, const sched::ExecutionPlan& plan,
+                      const ExecConfig& config, int replays, bool use_graph = true) {
+  ExecutorOptions eo;
+  eo.use_graph = use_graph;
+  eo.config = config;
+  eo.context = context_for(config);
+  eo.chaos = true;
+  auto exec = Executor::create(g, w, plan, eo);
+  EXPECT_TRUE(exec) << exec.status().to_string();
+  if (!exec) return -1;
+  const auto input = ir::make_input(g.input_shape(), config.batch, 11);
+  auto run = [&](uint64_t seed) {
+    EXPECT_TRUE((*exec)->perturb(seed).is_ok());
+    EXPECT_TRUE((*exec)->poison_activations().is_ok());
+    EXPECT_TRUE((*exec)->set_input(input).is_ok());
+    EXPECT_TRUE((*exec)->run().is_ok());
+    return *(*exec)->output();
+  };
+  const std::vector<float> baseline = run(0);
+  int differing = 0;
+  for (int i = 1; i <= replays; ++i) {
+    const std::vector<float> out = run(uint64_t(i));
+    differing += std::memcmp(out.data(), baseline.data(), out.size() * sizeof(float)) != 0;
+  }
+  return differing;
+}
+
+TEST(GpuChaos, PerturbedReplaysMatchTheUnperturbedRunBitForBit) {
+  SKIP_WITHOUT_GPU();
+  for (const char* name : {"squeezenet", "googlenet"}) {
+    Reference& ref = reference_for(name);
+    sched::AnalyticCostModel model;
+    for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
+                            sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara}) {
+      sched::OptimizeOptions o;
+      o.policy = p;
+      auto r = sched::optimize(ref.graph, o, model);
+      ASSERT_TRUE(r) << r.status().to_string();
+      auto plan = sched::compile_plan(ref.graph, r->schedule);
+      ASSERT_TRUE(plan);
+      for (const std::string& precision : kPrecisions) {
+        const int differing = chaos_differences(ref.graph, ref.weights, *plan, config_of(precision, "auto", 1), 20);
+        EXPECT_EQ(differing, 0) << name << " " << sched::policy_flag_name(p) << " " << precision;
+        std::printf("[chaos] %-12s %-18s %-5s 20 perturbed replays, %d differ\n", name,
+                    sched::policy_flag_name(p).c_str(), precision.c_str(), differing);
+      }
+    }
+  }
+}
+
+TEST(GpuChaos, AMissingDependencyIsCaught) {
+  SKIP_WITHOUT_GPU();
+  // Greedy runs the block's branches on side streams that the concat on stream 0 joins; dropping the
+  // join's waits is exactly the bug chaos mode exists to expose. Eager launches: a CUDA graph cannot
+  // even be captured from streams that never rejoin.
+  ir::Graph g = testing::inception_block(64, 28);
+  ir::Weights w = ir::make_weights(g);
+  auto plan = sched::compile_plan(g, sched::greedy_schedule(g, 10));
+  ASSERT_TRUE(plan);
+  sched::ExecutionPlan broken = *plan;
+  std::erase_if(broken.steps,
+                [](const sched::PlanStep& st) { return st.kind == sched::PlanStep::Kind::kWait && st.stream == 0; });
+  EXPECT_EQ(chaos_differences(g, w, *plan, config_of("fp32", "auto", 1), 20, false), 0);
+  EXPECT_GT(chaos_differences(g, w, broken, config_of("fp32", "auto", 1), 20, false), 0);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the broken plan's side streams may still run
 }
 
 TEST(GpuRuntime, MeasuredCostModelTimesAStage) {

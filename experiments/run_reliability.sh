@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The reliability issue's GPU runs, each sized for one 10-minute device call. From the repository root on
+# the GPU machine, binaries in build/bin:
+#   run_reliability.sh OUT_DIR chaos "MODELS" [N]  `ios run --chaos N` (default 100) for every model x
+#                          policy x precision: N replays with random delays before every plan step, each
+#                          output compared bit for bit with the unperturbed one; plus --check against the
+#                          CPU reference. One line per case in chaos.log, a summary in chaos_summary.txt.
+#   run_reliability.sh OUT_DIR sanitizer  compute-sanitizer memcheck, racecheck, synccheck and initcheck on
+#                          `ios run` (SqueezeNet and GoogLeNet, IOS-Both and Opara, fp32 and fp16) and on the
+#                          GPU tests that need no network (GpuOps, GpuRuntime, GpuChaos.AMissing...)
+set -uo pipefail
+out=${1:-experiments/results/latest}
+profile=${2:-chaos}
+mkdir -p "$out"
+export IOS_KERNEL_CACHE="$out/kernel_cache.json"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee -a "$out/gpu.txt"
+case "$profile" in
+  chaos)
+    models=${3:-squeezenet}
+    replays=${4:-100}
+    for m in $models; do
+      for opt in sequential greedy dp_merge dp_parallel ios-both opara; do
+        for p in fp32 tf32 fp16 bf16; do
+          line=$(timeout 150 build/bin/ios run --model "$m" --opt "$opt" --cost-model analytic --precision "$p" \
+            --max-part-size 50 --chaos "$replays" --check 2>&1 |
+            tee -a "$out/chaos_full.log" | grep -E "^Chaos|^Check|error" | tr '\n' ' ')
+          rc=${PIPESTATUS[0]}
+          echo "$m $opt $p rc=$rc $line" | tee -a "$out/chaos.log"
+        done
+      done
+    done
+    grep -c "PASS" "$out/chaos.log" | xargs -I{} echo "chaos cases passing both checks' lines: {}" >"$out/chaos_summary.txt"
+    grep -v "rc=0" "$out/chaos.log" >>"$out/chaos_summary.txt" || true
+    cat "$out/chaos_summary.txt" ;;
+  sanitizer)
+    cs=compute-sanitizer
+    command -v $cs >/dev/null || cs=/usr/local/cuda/bin/compute-sanitizer
+    for tool in memcheck racecheck synccheck initcheck; do
+      for m in squeezenet googlenet; do
+        for opt in ios-both opara; do
+          for p in fp32 fp16; do
+            timeout 120 $cs --tool "$tool" --error-exitcode 9 build/bin/ios run --model "$m" --opt "$opt" \
+              --cost-model analytic --precision "$p" --warmup 1 --iters 2 --kernel-cache none 2>&1 |
+              tail -4 | sed "s/^/$tool $m $opt $p: /" | tee -a "$out/sanitizer.log"
+            echo "$tool $m $opt $p rc=${PIPESTATUS[0]}" | tee -a "$out/sanitizer.log"
+          done
+        done
+      done
+    done ;;
+  sanitizer_tests)
+    for tool in memcheck synccheck; do
+      timeout 280 compute-sanitizer --tool "$tool" --error-exitcode 9 build/bin/ios_gpu_tests \
+        --gtest_filter='GpuOps*:GpuRuntime*:GpuChaos.AMissing*' 2>&1 | tee "$out/sanitizer_tests_$tool.log" |
+        grep -E "ERROR SUMMARY|^\[ *(FAILED|PASSED)"
+      echo "$tool rc=${PIPESTATUS[0]}"
+    done ;;
+esac
