@@ -6,8 +6,8 @@
 #                          output compared bit for bit with the unperturbed one; plus --check against the
 #                          CPU reference. One line per case in chaos.log, a summary in chaos_summary.txt.
 #   run_reliability.sh OUT_DIR sanitizer  compute-sanitizer memcheck, racecheck, synccheck and initcheck on
-#                          `ios run` (SqueezeNet and GoogLeNet, IOS-Both and Opara, fp32 and fp16) and on the
-#                          GPU tests that need no network (GpuOps, GpuRuntime, GpuChaos.AMissing...)
+#                          `ios run` (SqueezeNet, IOS-Both and Opara, fp32 and fp16)
+#   run_reliability.sh OUT_DIR sanitizer_tests  memcheck and synccheck on the GPU tests that need no network
 set -uo pipefail
 out=${1:-experiments/results/latest}
 profile=${2:-chaos}
@@ -36,7 +36,7 @@ case "$profile" in
     cs=compute-sanitizer
     command -v $cs >/dev/null || cs=/usr/local/cuda/bin/compute-sanitizer
     for tool in memcheck racecheck synccheck initcheck; do
-      for m in squeezenet googlenet; do
+      for m in squeezenet; do
         for opt in ios-both opara; do
           for p in fp32 fp16; do
             timeout 120 $cs --tool "$tool" --error-exitcode 9 build/bin/ios run --model "$m" --opt "$opt" \
