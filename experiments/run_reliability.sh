@@ -6,7 +6,7 @@
 #                          output compared bit for bit with the unperturbed one; plus --check against the
 #                          CPU reference. One line per case in chaos.log, a summary in chaos_summary.txt.
 #   run_reliability.sh OUT_DIR sanitizer  compute-sanitizer memcheck, racecheck, synccheck and initcheck on
-#                          `ios run` (SqueezeNet, IOS-Both and Opara, fp32 and fp16)
+#                          `ios run` (SqueezeNet: IOS-Both at fp32, Opara at fp16), kernels from the cache
 #   run_reliability.sh OUT_DIR sanitizer_tests  memcheck and synccheck on the GPU tests that need no network
 set -uo pipefail
 out=${1:-experiments/results/latest}
@@ -35,16 +35,13 @@ case "$profile" in
   sanitizer)
     cs=compute-sanitizer
     command -v $cs >/dev/null || cs=/usr/local/cuda/bin/compute-sanitizer
-    for tool in memcheck racecheck synccheck initcheck; do
-      for m in squeezenet; do
-        for opt in ios-both opara; do
-          for p in fp32 fp16; do
-            timeout 120 $cs --tool "$tool" --error-exitcode 9 build/bin/ios run --model "$m" --opt "$opt" \
-              --cost-model analytic --precision "$p" --warmup 1 --iters 2 --kernel-cache none 2>&1 |
-              tail -4 | sed "s/^/$tool $m $opt $p: /" | tee -a "$out/sanitizer.log"
-            echo "$tool $m $opt $p rc=${PIPESTATUS[0]}" | tee -a "$out/sanitizer.log"
-          done
-        done
+    for tool in memcheck synccheck initcheck racecheck; do
+      for case in ios-both:fp32 opara:fp16; do
+        opt=${case%%:*} p=${case##*:}
+        timeout 100 $cs --tool "$tool" --error-exitcode 9 build/bin/ios run --model squeezenet --opt "$opt" \
+          --cost-model analytic --precision "$p" --warmup 1 --iters 2 2>&1 |
+          tail -3 | sed "s/^/$tool squeezenet $opt $p: /" | tee -a "$out/sanitizer.log"
+        echo "$tool squeezenet $opt $p rc=${PIPESTATUS[0]}" | tee -a "$out/sanitizer.log"
       done
     done ;;
   sanitizer_tests)

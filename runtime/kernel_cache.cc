@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
+#include "common/json_fields.h"
 
 namespace ios::rt {
 
@@ -27,21 +28,34 @@ json to_json(const KernelChoice& c) {
           {"fused", c.fused},     {"ms", c.ms},         {"workspace", c.workspace}, {"candidates", c.candidates}};
 }
 
-// Throws json::exception on any field of the wrong type; the caller rejects the file.
+// Every field type- and range-checked before conversion (a float read as an integer is undefined
+// behaviour); throws std::invalid_argument naming the field, and the caller ignores the file.
 KernelChoice from_json(const json& j) {
+  auto value = [](const auto& v) {
+    if (!v) throw std::invalid_argument(v.status().message());
+    return *v;
+  };
+  auto field = [&](const char* name) -> const json& {
+    if (!j.is_object() || !j.contains(name)) throw std::invalid_argument(std::string("missing field '") + name + "'");
+    return j[name];
+  };
+  constexpr int64_t kMax = int64_t{1} << 62;
   KernelChoice c;
-  c.backend = j.at("backend").get<std::string>();
+  c.backend = value(json_string(field("backend"), "'backend'"));
   if (c.backend != "graph" && c.backend != "legacy") throw std::invalid_argument("unknown backend " + c.backend);
-  c.engine = j.at("engine").get<int64_t>();
-  for (const json& k : j.at("knobs")) c.knobs.emplace_back(k.at(0).get<int64_t>(), k.at(1).get<int64_t>());
-  c.name = j.at("name").get<std::string>();
-  c.fused = j.at("fused").get<bool>();
-  c.ms = j.at("ms").get<double>();
-  c.workspace = j.at("workspace").get<int64_t>();
-  const int64_t candidates = j.at("candidates").get<int64_t>();
-  if (c.engine < 0 || c.workspace < 0 || !(c.ms >= 0) || candidates < 0 || candidates > (1 << 20))
-    throw std::invalid_argument("engine, workspace, time or candidate count out of range");
-  c.candidates = static_cast<int>(candidates);
+  c.engine = value(json_integer(field("engine"), "'engine'", 0, kMax));
+  const json& knobs = field("knobs");
+  if (!knobs.is_array()) throw std::invalid_argument("'knobs' must be an array");
+  for (const json& k : knobs) {
+    if (!k.is_array() || k.size() != 2) throw std::invalid_argument("a knob must be [type, value]");
+    c.knobs.emplace_back(value(json_integer(k[0], "knob type", -kMax, kMax)),
+                         value(json_integer(k[1], "knob value", -kMax, kMax)));
+  }
+  c.name = value(json_string(field("name"), "'name'"));
+  c.fused = value(json_bool(field("fused"), "'fused'"));
+  c.ms = value(json_number(field("ms"), "'ms'", 0, 1e6));
+  c.workspace = value(json_integer(field("workspace"), "'workspace'", 0, kMax));
+  c.candidates = static_cast<int>(value(json_integer(field("candidates"), "'candidates'", 0, 1 << 20)));
   return c;
 }
 

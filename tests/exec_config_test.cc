@@ -204,7 +204,11 @@ TEST_F(KernelCacheFile, TruncatedAndCorruptFilesAreIgnoredWithAWarning) {
         std::string("{\"format\":\"ios-kernel-cache\",\"version\":1,\"environment\":\"env\",\"kernels\":{\"k\":5}}"),
         std::string("{\"format\":\"ios-kernel-cache\",\"version\":1,\"environment\":\"env\",\"kernels\":{\"k\":"
                     "{\"backend\":\"graph\",\"engine\":-4,\"knobs\":[],\"name\":\"x\",\"fused\":true,\"ms\":1,"
-                    "\"workspace\":0,\"candidates\":1}}}")}) {
+                    "\"workspace\":0,\"candidates\":1}}}"),
+        // a float where an integer belongs (found by fuzz_kernel_cache: converting it was undefined behaviour)
+        std::string("{\"format\":\"ios-kernel-cache\",\"version\":1,\"environment\":\"env\",\"kernels\":{\"k\":"
+                    "{\"backend\":\"graph\",\"engine\":3,\"knobs\":[],\"name\":\"x\",\"fused\":true,\"ms\":1,"
+                    "\"workspace\":8.9e51,\"candidates\":1}}}")}) {
     write(bad);
     rt::KernelCache b("env");
     EXPECT_NE(b.load(path), "") << bad;
