@@ -34,6 +34,16 @@ using ContextPtr = Expected<std::shared_ptr<ios::rt::Context>>;
 using ContextPtr = Expected<int>;  // no runtime: never asked for
 #endif
 
+std::string version_text() {
+  std::string v = std::string("ios ") + IOS_VERSION + " (git " + IOS_GIT_HASH + ")";
+#ifdef IOS_WITH_RUNTIME
+  v += ", built with CUDA " IOS_CUDA_VERSION ", cuDNN " IOS_CUDNN_VERSION " for sm " IOS_CUDA_ARCHITECTURES;
+#else
+  v += ", built without the GPU runtime";
+#endif
+  return v;
+}
+
 int fail(const Status& s) {
   std::fprintf(stderr, "ios: error: %s\n", s.to_string().c_str());
   return 1;
@@ -164,12 +174,12 @@ struct OptimizeArgs {
     src.add_to(cmd);
     cmd->add_option("--opt", policy,
                     "sequential | greedy | dp_merge | dp_parallel | dp_parallel_merge (ios-both) | opara");
-    cmd->add_option("--batch", options.batch, "batch size")->check(CLI::PositiveNumber);
-    cmd->add_option("--r", options.r, "IOS r: max ops per group")->check(CLI::PositiveNumber);
-    cmd->add_option("--s", options.s, "IOS s: max groups per stage")->check(CLI::PositiveNumber);
+    cmd->add_option("--batch", options.batch, "batch size")->check(CLI::Range(1, 65536));
+    cmd->add_option("--r", options.r, "IOS r: max ops per group")->check(CLI::Range(1, 64));
+    cmd->add_option("--s", options.s, "IOS s: max groups per stage")->check(CLI::Range(1, 64));
     cmd->add_option("--max-part-size", options.max_part_size, "DP part size (IOS: 100; its experiments: 50)")
         ->check(CLI::Range(1, 128));
-    cmd->add_option("--greedy-streams", options.greedy_max_streams, "greedy's stream cap")->check(CLI::PositiveNumber);
+    cmd->add_option("--greedy-streams", options.greedy_max_streams, "greedy's stream cap")->check(CLI::Range(1, 64));
     cmd->add_option("--cost-model", cost_model, "auto (measured with a GPU, else analytic) | analytic | measured");
     cmd->add_option("--precision", precision, "fp32 (strict) | tf32 | fp16 | bf16")->capture_default_str();
     cmd->add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores, else nchw)")
@@ -281,10 +291,12 @@ int cmd_optimize(OptimizeArgs& a) {
   std::printf("Model: %s | Optimization: %s | Batchsize: %d | Optimization cost: %.2f sec | Latency: %.2f ms\n",
               g->name.c_str(), display_name(a, *policy).c_str(), a.options.batch, sched.meta.search_seconds,
               sched.meta.latency_ms);
-  std::printf("States: %lld | Transitions: %lld | Stages costed: %lld | Stages: %d | Cost model: %s (cache hits %zu)\n",
-              static_cast<long long>(result->stats.states), static_cast<long long>(result->stats.transitions),
-              static_cast<long long>(result->stats.stages_costed), sched.stage_count(), cache.name().c_str(),
-              cache.hits());
+  std::printf(
+      "States: %lld | Transitions: %lld | Stages asked: %lld (%zu costed by the %s model, %zu from the stage cache) | "
+      "Stages: %d\n",
+      static_cast<long long>(result->stats.states), static_cast<long long>(result->stats.transitions),
+      static_cast<long long>(result->stats.stages_costed), cache.misses(), cache.name().c_str(), cache.hits(),
+      sched.stage_count());
   auto plan = ios::sched::compile_plan(*g, sched);
   if (!plan) return fail(plan.status());
   ios::sched::MemoryOptions memory_options;
@@ -492,7 +504,9 @@ int cmd_run(RunArgs& a) {
 
 int main(int argc, char** argv) {
   CLI::App app{"IOS inter-operator scheduler for CNN inference"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.option_defaults()->always_capture_default();  // every --help shows each option's default
+  app.set_version_flag("--version", version_text());
 
   app.add_subcommand("models", "list the built-in networks");
 
@@ -502,7 +516,7 @@ int main(int argc, char** argv) {
   int export_batch = 1;
   exp->add_option("--model", export_src.model, "network name")->required();
   exp->add_option("--randwire-graphs", export_src.options.randwire_graphs_dir, "IOS RandWire graph folder");
-  exp->add_option("--batch", export_batch, "batch size recorded in the file")->check(CLI::PositiveNumber);
+  exp->add_option("--batch", export_batch, "batch size recorded in the file")->check(CLI::Range(1, 65536));
   exp->add_option("--out", export_out, "output JSON file")->required();
 
   auto* show = app.add_subcommand("show", "summarise a network or graph file");
@@ -527,8 +541,8 @@ int main(int argc, char** argv) {
   RunArgs run_args;
   run_args.opt.add_to(run);
   run->add_option("--schedule", run_args.schedule_file, "run this schedule file instead of optimising");
-  run->add_option("--warmup", run_args.warmup, "warm-up runs")->check(CLI::NonNegativeNumber);
-  run->add_option("--iters", run_args.iters, "timed runs")->check(CLI::PositiveNumber);
+  run->add_option("--warmup", run_args.warmup, "warm-up runs")->check(CLI::Range(0, 1000000));
+  run->add_option("--iters,--iterations", run_args.iters, "timed runs")->check(CLI::Range(1, 100000000));
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
@@ -541,6 +555,10 @@ int main(int argc, char** argv) {
 #endif
 
   CLI11_PARSE(app, argc, argv);
+  if (app.get_subcommands().empty()) {  // bare `ios`: what it can do, not an error
+    std::printf("%s", app.help().c_str());
+    return 0;
+  }
 #ifdef IOS_WITH_RUNTIME
   if (app.got_subcommand("run")) return cmd_run(run_args);
 #endif

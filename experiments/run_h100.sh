@@ -2,7 +2,7 @@
 # One device call that re-verifies the runtime and re-runs every experiment, each step under its own
 # time limit, writing logs, CSV/JSON, traces and plots under $OUT/h100 and packing them into one
 # archive (the device tool returns a limited number of files). Build first, on the CPU machine:
-#   scripts/build.sh   (then carry build/bin)
+#   IOS_CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES=90 scripts/build.sh   (then carry build/bin)
 # Usage on the GPU machine: experiments/run_h100.sh verify|big|sweeps — each fits one 10-minute call:
 #   verify: GPU tests, exp_latency on the four fast networks, PyTorch, utilization
 #   big:    exp_latency on NasNet and RandWire (measured searches)
