@@ -292,11 +292,11 @@ int cmd_optimize(OptimizeArgs& a) {
               g->name.c_str(), display_name(a, *policy).c_str(), a.options.batch, sched.meta.search_seconds,
               sched.meta.latency_ms);
   std::printf(
-      "States: %lld | Transitions: %lld | Stages asked: %lld (%zu costed by the %s model, %zu from the stage cache) | "
-      "Stages: %d\n",
+      "States: %lld | Transitions: %lld | Stages asked by the search: %lld | Stages: %d | Cost model: %s, %zu "
+      "stages costed, %zu answered by the stage cache (search and final estimate)\n",
       static_cast<long long>(result->stats.states), static_cast<long long>(result->stats.transitions),
-      static_cast<long long>(result->stats.stages_costed), cache.misses(), cache.name().c_str(), cache.hits(),
-      sched.stage_count());
+      static_cast<long long>(result->stats.stages_costed), sched.stage_count(), cache.name().c_str(), cache.misses(),
+      cache.hits());
   auto plan = ios::sched::compile_plan(*g, sched);
   if (!plan) return fail(plan.status());
   ios::sched::MemoryOptions memory_options;

@@ -56,8 +56,8 @@ TEST(Cli, AnOutOfRangeBatchNamesTheRange) {
 TEST(Cli, OptimizeSaysWhichStagesTheModelCostedAndWhichCameFromTheCache) {
   const Result r = ios("optimize --model ios_sample --cost-model analytic --quiet");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("costed by the analytic model"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("from the stage cache"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Cost model: analytic"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("answered by the stage cache"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BadInputExitsNonZeroWithANamedError) {
