@@ -77,8 +77,10 @@ std::string KernelCache::load_text(const std::string& text, const std::string& p
   std::map<std::string, KernelChoice> entries;
   try {
     const json& j = *parsed;
-    if (!j.is_object() || j.value("format", "") != kFormat || j.value("version", 0) != kVersion)
-      return "kernel cache '" + path + "' is not an ios kernel cache of version 1: ignored";
+    // Checked by type before comparing: json::value() would convert a float version to int (undefined).
+    const bool ours = j.is_object() && j.contains("format") && j["format"] == kFormat && j.contains("version") &&
+                      json_integer(j["version"], "version", kVersion, kVersion).has_value();
+    if (!ours) return "kernel cache '" + path + "' is not an ios kernel cache of version 1: ignored";
     if (j.at("environment").get<std::string>() != environment_)
       return "kernel cache '" + path + "' was measured on another GPU or library version: ignored";
     for (const auto& [key, value] : j.at("kernels").items()) entries[key] = from_json(value);

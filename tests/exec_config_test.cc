@@ -1,11 +1,12 @@
 // The execution config, slice strides in both layouts, host conversions and the kernel cache file.
+#include "common/exec_config.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
-#include "common/exec_config.h"
 #include "common/float16.h"
 #include "common/tensor_pack.h"
 #include "models/models.h"
@@ -78,7 +79,7 @@ TEST(Float16, EveryHalfRoundTripsThroughFloat) {
 }
 
 TEST(Float16, RoundsToNearestEven) {
-  EXPECT_EQ(half_to_float(float_to_half(1.0f + 1.0f / 2048)), 1.0f);               // tie to even (down)
+  EXPECT_EQ(half_to_float(float_to_half(1.0f + 1.0f / 2048)), 1.0f);                // tie to even (down)
   EXPECT_EQ(half_to_float(float_to_half(1.0f + 3.0f / 2048)), 1.0f + 2.0f / 1024);  // tie to even (up)
   EXPECT_EQ(half_to_float(float_to_half(70000.f)), INFINITY);
   EXPECT_EQ(half_to_float(float_to_half(1e-8f)), 0.f);
@@ -205,6 +206,7 @@ TEST_F(KernelCacheFile, TruncatedAndCorruptFilesAreIgnoredWithAWarning) {
         std::string("{\"format\":\"ios-kernel-cache\",\"version\":1,\"environment\":\"env\",\"kernels\":{\"k\":"
                     "{\"backend\":\"graph\",\"engine\":-4,\"knobs\":[],\"name\":\"x\",\"fused\":true,\"ms\":1,"
                     "\"workspace\":0,\"candidates\":1}}}"),
+        std::string("{\"format\":\"ios-kernel-cache\",\"version\":88888888888.8}"),
         // a float where an integer belongs (found by fuzz_kernel_cache: converting it was undefined behaviour)
         std::string("{\"format\":\"ios-kernel-cache\",\"version\":1,\"environment\":\"env\",\"kernels\":{\"k\":"
                     "{\"backend\":\"graph\",\"engine\":3,\"knobs\":[],\"name\":\"x\",\"fused\":true,\"ms\":1,"
