@@ -9,4 +9,4 @@ scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 scripts/check_install.sh
 scripts/sanitize.sh
-scripts/fuzz.sh 20
+scripts/fuzz.sh ci
