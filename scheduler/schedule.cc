@@ -279,9 +279,7 @@ Status check_no_block_stages(const json& j) {
   return Status::ok();
 }
 
-}  // namespace
-
-Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
+Expected<Schedule> read_schedule(const ir::Graph& g, const json& j) {
   std::map<std::string, ir::NodeId> ids;
   for (size_t i = 0; i < g.nodes.size(); ++i) ids[g.nodes[i].name] = static_cast<ir::NodeId>(i);
   Schedule s;
@@ -333,6 +331,17 @@ Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
     s.blocks.push_back(std::move(bs));
   }
   RETURN_IF_ERROR(validate(g, s));
+  return s;
+}
+
+}  // namespace
+
+Expected<Schedule> schedule_from_json(const ir::Graph& g, const json& j) {
+  Expected<Schedule> s = read_schedule(g, j);
+  // A file written for another network fails on its first unknown op; say which network it was for.
+  if (!s && j.is_object() && j.contains("name") && j["name"].is_string() && j["name"] != g.name)
+    return s.status().with_context("the schedule was written for graph '" + j["name"].get<std::string>() + "', not '" +
+                                   g.name + "'");
   return s;
 }
 

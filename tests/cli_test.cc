@@ -68,3 +68,16 @@ TEST(Cli, BadInputExitsNonZeroWithANamedError) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, AScheduleForAnotherNetworkNamesBothNetworks) {
+  const std::string file = ::testing::TempDir() + "/ios_cli_squeezenet_schedule.json";
+  ASSERT_EQ(ios("optimize --model squeezenet --cost-model analytic --quiet --out " + file).code, 0);
+  const Result r = ios("validate --model googlenet --schedule " + file);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("written for graph 'squeezenet', not 'googlenet'"), std::string::npos) << r.out;
+  EXPECT_EQ(ios("validate --model squeezenet --schedule " + file).code, 0);
+}
+
+}  // namespace
