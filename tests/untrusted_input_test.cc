@@ -14,6 +14,7 @@
 #include "models/models.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/memory_plan.h"
+#include "scheduler/merge.h"
 #include "scheduler/plan.h"
 #include "scheduler/schedule.h"
 #include "test_graphs.h"
@@ -193,15 +194,27 @@ TEST_F(UntrustedInput, TensorsPastTheElementLimitAreRejected) {
   expect_error(b.build(), "past the limits");
 }
 
-TEST_F(UntrustedInput, MergingPastTheChannelLimitIsNotAMerge) {
+TEST_F(UntrustedInput, AConcatPastTheChannelLimitIsRejected) {
   ir::GraphBuilder b("wide", {4, 2, 2});
   b.begin_block();
   std::vector<ir::Value> outs;
   for (int i = 0; i < 3; ++i) outs.push_back(b.conv(b.input(), ir::Conv(1 << 20)));
   b.end_block(b.identity(ir::cat({outs[0], outs[1]})));
   auto g = b.build();
-  ASSERT_FALSE(g);  // the third conv is a second sink; a concat past the channel limit is named too
+  ASSERT_FALSE(g);  // the concat is inferred, and rejected, before the third conv is found to be a second sink
   expect_error(g, "concatenates more than the limit");
+}
+
+TEST_F(UntrustedInput, MergingPastTheChannelLimitIsNotAMerge) {
+  ir::GraphBuilder b("wide", {4, 2, 2});
+  b.begin_block();
+  const ir::Value x = b.conv(b.input(), ir::Conv(1 << 20));
+  const ir::Value y = b.conv(b.input(), ir::Conv(1 << 20));
+  b.end_block(b.identity(ir::add({x, y})));
+  auto g = b.build();
+  ASSERT_TRUE(g) << g.status().to_string();
+  const std::string why = sched::merge_violation(*g, {x.node, y.node});
+  EXPECT_NE(why.find("more than the limit of 1048576"), std::string::npos) << why;
 }
 
 json meta_schedule(const ir::Graph& g, const char* field, json value) {
