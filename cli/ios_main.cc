@@ -334,6 +334,7 @@ struct RunArgs {
   std::string schedule_file;
   int warmup = 20, iters = 200;
   int chaos = 0;
+  std::string exec = "staged";
   bool check = false, no_graph = false, no_fused_sums = false;
   std::string trace_file;
 };
@@ -349,6 +350,13 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx) {
       r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines) std::printf("  engine %-48s x%d\n", name.c_str(), count);
+}
+
+// "cuda-graph, dataflow (412 edges)" / "streams, staged".
+std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a) {
+  std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + a.exec;
+  if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
+  return text;
 }
 
 // Compares a GPU output with the CPU reference: exit code 2 past the precision's tolerance.
@@ -425,7 +433,9 @@ int cmd_run(RunArgs& a) {
     schedule = r->schedule;
     label = display_name(a.opt, *policy);
   }
-  auto plan = ios::sched::compile_plan(*g, schedule);
+  auto mode = ios::sched::parse_exec_mode(a.exec);
+  if (!mode) return fail(mode.status().with_context("--exec"));
+  auto plan = ios::sched::compile_plan(*g, schedule, *mode);
   if (!plan) return fail(plan.status());
   const ios::ir::Weights weights = ios::ir::make_weights(*g);
   ios::rt::ExecutorOptions options;
@@ -451,7 +461,7 @@ int cmd_run(RunArgs& a) {
     if (int rc = run_chaos(**exec, input, a.chaos, baseline); rc != 0) return rc;
     std::printf("Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                 g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
-                ios::layout_name(options.config.layout), a.no_graph ? "streams" : "cuda-graph");
+                ios::layout_name(options.config.layout), mode_text(**exec, a).c_str());
     return a.check ? check_output(*g, weights, input, baseline, options.config) : 0;
   }
   auto t = (*exec)->time(a.warmup, a.iters);
@@ -460,8 +470,8 @@ int cmd_run(RunArgs& a) {
       "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s | Latency: %.3f ms "
       "(median of %d; min %.3f, p90 %.3f)\n",
       g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
-      ios::layout_name(options.config.layout), a.no_graph ? "streams" : "cuda-graph", t->median_ms, t->iterations,
-      t->min_ms, t->p90_ms);
+      ios::layout_name(options.config.layout), mode_text(**exec, a).c_str(), t->median_ms, t->iterations, t->min_ms,
+      t->p90_ms);
   std::printf(
       "Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
       "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
@@ -545,6 +555,9 @@ int main(int argc, char** argv) {
   run->add_option("--iters,--iterations", run_args.iters, "timed runs")->check(CLI::Range(1, 100000000));
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
+  run->add_option("--exec", run_args.exec,
+                  "staged (each stage waits for the previous one, as IOS runs) | dataflow (each launch waits only "
+                  "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges)");
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");

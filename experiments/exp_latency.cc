@@ -1,5 +1,6 @@
 // IOS README §4.2.1: every network under every policy at batch 1, plus the critical-path bound
-// (longest path of isolated per-op latencies) and how close each schedule comes to it.
+// (longest path of isolated per-op latencies) and how close each schedule comes to it. With
+// `--exec staged,dataflow` every schedule runs in both execution modes, timed interleaved.
 #include <algorithm>
 
 #include "experiments/harness.h"
@@ -11,7 +12,9 @@ int main(int argc, char** argv) {
   args.add_to(app);
   std::string model_list = "inception_v3,randwire,nasnet,squeezenet,googlenet";
   std::string opt_list = "sequential,greedy,dp_merge,dp_parallel,ios-both,opara";
+  std::string exec_list = "staged";
   int batch = 1;
+  app.add_option("--exec", exec_list, "comma-separated execution modes: staged, dataflow");
   app.add_option("--model", model_list, "comma-separated networks");
   app.add_option("--opt", opt_list, "comma-separated policies");
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
@@ -19,9 +22,14 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    exp::Table table({"model", "policy", "batch", "search_s", "stages_costed", "latency_ms", "min_ms", "p90_ms",
-                      "speedup_vs_sequential", "critical_path_ms", "latency_over_bound", "peak_activation_mib",
-                      "no_reuse_mib", "rel_l2_error", "cost_model"});
+    std::vector<sched::ExecMode> exec_modes;
+    for (const std::string& m : exp::split_list(exec_list)) {
+      ASSIGN_OR_RETURN(sched::ExecMode mode, sched::parse_exec_mode(m));
+      exec_modes.push_back(mode);
+    }
+    exp::Table table({"model", "policy", "exec", "graph_edges", "batch", "search_s", "stages_costed", "latency_ms",
+                      "min_ms", "p90_ms", "speedup_vs_sequential", "critical_path_ms", "latency_over_bound",
+                      "peak_activation_mib", "no_reuse_mib", "rel_l2_error", "cost_model"});
     table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
@@ -46,17 +54,30 @@ int main(int argc, char** argv) {
                      scheduled[i].search_s, scheduled[i].stages_costed);
       }
       ASSIGN_OR_RETURN(double bound, session->critical_path_ms(*g, batch));
+      // Every schedule in every mode, one executor each, timed interleaved.
       std::vector<const sched::Schedule*> schedules;
-      for (const auto& s : scheduled) schedules.push_back(&s.schedule);
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch));
-      double sequential = 0;
-      for (size_t i = 0; i < m.size(); ++i)
-        if (names[i] == "Sequential") sequential = m[i].median_ms;
-      for (size_t i = 0; i < m.size(); ++i) {
-        std::printf("%s\n", exp::ios_log_line(name, names[i], batch, scheduled[i].search_s, m[i].median_ms).c_str());
-        table.add({name, names[i], batch, scheduled[i].search_s, scheduled[i].stages_costed, m[i].median_ms,
-                   m[i].min_ms, m[i].p90_ms, sequential > 0 ? sequential / m[i].median_ms : 0.0, bound,
-                   m[i].median_ms / bound, m[i].peak_mib, m[i].no_reuse_mib, m[i].error, session->cost_model_name()});
+      std::vector<sched::ExecMode> modes;
+      std::vector<size_t> policy_of;
+      for (size_t i = 0; i < scheduled.size(); ++i)
+        for (sched::ExecMode mode : exec_modes) {
+          schedules.push_back(&scheduled[i].schedule);
+          modes.push_back(mode);
+          policy_of.push_back(i);
+        }
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes));
+      double sequential = 0;  // staged sequential when measured (the IOS baseline), else the first mode's
+      for (size_t v = m.size(); v-- > 0;)
+        if (names[policy_of[v]] == "Sequential" && (sequential == 0 || modes[v] == sched::ExecMode::kStaged))
+          sequential = m[v].median_ms;
+      for (size_t v = 0; v < m.size(); ++v) {
+        const size_t i = policy_of[v];
+        const std::string label =
+            names[i] + (exec_modes.size() > 1 ? std::string(" [") + sched::exec_mode_name(modes[v]) + "]" : "");
+        std::printf("%s\n", exp::ios_log_line(name, label, batch, scheduled[i].search_s, m[v].median_ms).c_str());
+        table.add({name, names[i], sched::exec_mode_name(modes[v]), m[v].graph_edges, batch, scheduled[i].search_s,
+                   scheduled[i].stages_costed, m[v].median_ms, m[v].min_ms, m[v].p90_ms,
+                   sequential > 0 ? sequential / m[v].median_ms : 0.0, bound, m[v].median_ms / bound, m[v].peak_mib,
+                   m[v].no_reuse_mib, m[v].error, session->cost_model_name()});
       }
       std::printf("Critical-path bound (%s, per-op latencies alone): %.3f ms\n", name.c_str(), bound);
       std::fflush(stdout);

@@ -234,7 +234,10 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
 }
 
 Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
-                                                 const std::vector<const sched::Schedule*>& schedules, int batch) {
+                                                 const std::vector<const sched::Schedule*>& schedules, int batch,
+                                                 const std::vector<sched::ExecMode>& modes) {
+  RETURN_ERROR_IF(!modes.empty() && modes.size() != schedules.size(), ErrorCode::kInvalidArgument,
+                  "measure: one execution mode per schedule");
   const auto input = ir::make_input(g.input_shape(), batch, 1);
   std::vector<std::unique_ptr<rt::Executor>> execs;
   std::vector<Measured> out(schedules.size());
@@ -246,7 +249,8 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
     impl_->reference[{&g, batch}] = std::move(ref.data);
   }
   for (size_t i = 0; i < schedules.size(); ++i) {
-    ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, *schedules[i]));
+    const sched::ExecMode mode = modes.empty() ? sched::ExecMode::kStaged : modes[i];
+    ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, *schedules[i], mode));
     rt::ExecutorOptions eo;
     eo.config = config(batch);
     eo.context = impl_->context;
@@ -259,13 +263,14 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
       out[i].error = reference::relative_l2_error(got, impl_->reference[{&g, batch}]);
       const double tol = eo.config.tolerance();
       RETURN_ERROR_IF(!(out[i].error < tol), ErrorCode::kRuntimeError,
-                      g.name + " schedule " + schedules[i]->meta.policy +
-                          ": GPU output differs from the CPU reference " + "(relative L2 " +
+                      g.name + " schedule " + schedules[i]->meta.policy + " (" + sched::exec_mode_name(mode) +
+                          "): GPU output differs from the CPU reference " + "(relative L2 " +
                           std::to_string(out[i].error) + ")");
     }
     RETURN_IF_ERROR(exec->set_input(input));
     out[i].peak_mib = double(exec->activation_bytes()) / 1048576.0;
     out[i].no_reuse_mib = double(exec->activation_bytes_no_reuse()) / 1048576.0;
+    out[i].graph_edges = exec->graph_edges();
     execs.push_back(std::move(exec));
   }
   std::vector<std::vector<rt::Timing>> rounds(schedules.size());

@@ -25,7 +25,7 @@ struct CommonArgs {
   std::string precision = "fp32";   // fp32 | tf32 | fp16 | bf16
   std::string layout = "auto";      // nchw | nhwc | auto
   std::string conv_engine = "graph";
-  std::string kernel_cache;         // empty: the default file; "none": not persisted
+  std::string kernel_cache;  // empty: the default file; "none": not persisted
   bool verbose = false;
   std::string randwire_graphs = "../shared/ios_randwire_graphs";
   int warmup = 50, iters = 100, rounds = 5;                  // timing: rounds x iters replays, interleaved
@@ -66,7 +66,8 @@ struct Scheduled {
 struct Measured {
   double median_ms = 0, min_ms = 0, p90_ms = 0;
   double peak_mib = 0, no_reuse_mib = 0;
-  double error = -1;  // relative L2 vs CPU reference; -1 when not checked
+  double error = -1;     // relative L2 vs CPU reference; -1 when not checked
+  int graph_edges = -1;  // dataflow CUDA graphs: dependency edges
 };
 
 class Session {
@@ -87,9 +88,10 @@ class Session {
   // stages timed by earlier searches of this network and batch are reused.
   Expected<Scheduled> optimize(const ir::Graph& g, sched::Policy policy, int batch, int r = 3, int s = 8,
                                bool fresh = false);
-  // Times every schedule at `batch`, interleaved: rounds x (each executor, iters replays).
+  // Times every schedule at `batch`, interleaved: rounds x (each executor, iters replays); `modes` gives
+  // each schedule's execution mode (empty: all staged).
   Expected<std::vector<Measured>> measure(const ir::Graph& g, const std::vector<const sched::Schedule*>& schedules,
-                                          int batch);
+                                          int batch, const std::vector<sched::ExecMode>& modes = {});
   // Longest path of per-op latencies, each op alone in a CUDA graph (concats count zero: they are
   // written in place); a floor for any schedule that does not merge.
   Expected<double> critical_path_ms(const ir::Graph& g, int batch);

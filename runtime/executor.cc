@@ -10,6 +10,7 @@
 #include "common/tensor_pack.h"
 #include "runtime/device.h"
 #include "runtime/kernels.h"
+#include "scheduler/dataflow.h"
 #include "scheduler/merge.h"
 
 namespace ios::rt {
@@ -39,6 +40,23 @@ struct Unit {
   bool elided = false;          // a concat its producers already wrote
   View scratch;                 // gathered input, or a product's second operand
   std::vector<StepPlan> steps;  // conv/pool/act/linear steps (identity and element have none)
+
+  size_t workspace_bytes() const {
+    size_t bytes = 0;
+    for (const StepPlan& st : steps)
+      if (st.conv) bytes = std::max(bytes, st.conv->workspace_bytes());
+    return bytes;
+  }
+  bool uses_cublas() const {
+    return std::any_of(steps.begin(), steps.end(),
+                       [](const StepPlan& st) { return std::holds_alternative<ir::LinearAttrs>(st.op); });
+  }
+};
+
+// Where a unit's work is issued: the stream whose handles it uses, and the convolution workspace.
+struct Lane {
+  int stream = 0;
+  void* workspace = nullptr;
 };
 
 cudaDataType_t cuda_type(DataType t) {
@@ -69,6 +87,8 @@ struct Executor::Impl {
   std::shared_ptr<Context> ctx;
   std::vector<size_t> stream_workspace;  // per stream: the largest convolution workspace it runs
   std::vector<void*> workspaces;
+  sched::DataflowGraph dataflow;  // dataflow CUDA graphs: exact edges and workspace slots
+  std::vector<DeviceMemory> slot_workspaces;
   std::vector<Event> events;
   DeviceMemory arena;
   DeviceMemory chaos_cycles;  // chaos mode: one delay (clock cycles) per plan step
@@ -146,6 +166,7 @@ struct Executor::Impl {
   }
 
   Status run_linear(const StepPlan& st, const ir::LinearAttrs& l, int stream_index) {
+    // One cuBLAS handle per stream (its workspace is the handle's): dataflow graphs order linears.
     const float one = 1.f, zero = 0.f;
     const int in = static_cast<int>(st.in.numel());
     const cudaDataType_t t = cuda_type(cfg.dtype);
@@ -158,12 +179,13 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  Status run_step(const StepPlan& st, int stream_index) {
+  Status run_step(const StepPlan& st, const Lane& lane) {
+    const int stream_index = lane.stream;
     cudaStream_t s = stream(stream_index);
     if (st.conv) {
       const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst),
                           st.residual ? data(*st.residual) : nullptr};
-      return st.conv->run(ctx->cudnn(stream_index), b, workspaces[size_t(stream_index)]);
+      return st.conv->run(ctx->cudnn(stream_index), b, lane.workspace);
     }
     const Status launched =
         std::visit(Overloaded{[&](const ir::PoolAttrs& a) -> Status {
@@ -208,15 +230,22 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  Status run_unit(const Unit& u, int stream_index) {
+  Status run_unit(const Unit& u, const Lane& lane) {
     if (u.elided) return Status::ok();
-    cudaStream_t s = stream(stream_index);
+    cudaStream_t s = stream(lane.stream);
     const ir::Node& n = g->node(u.ops[0]);
     if (n.is<ir::IdentityAttrs>()) return gather_terms(n.inputs, views[size_t(u.ops[0])], n.output_shape, s, false);
     if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) return run_element(u, n, *e, s);
     if (u.scratch.base) RETURN_IF_ERROR(gather_terms(n.inputs, u.scratch, n.input_shape, s, false));
-    for (const StepPlan& st : u.steps) RETURN_IF_ERROR(run_step(st, stream_index));
+    for (const StepPlan& st : u.steps) RETURN_IF_ERROR(run_step(st, lane));
     return Status::ok();
+  }
+
+  Status run_launch(size_t step, const Lane& lane) {
+    if (opt.observer) opt.observer->begin_step(int(step));
+    const Status ran = run_unit(units[size_t(unit_of_step[step])], lane);
+    if (opt.observer) opt.observer->end_step();
+    return ran;
   }
 
   Status issue_plan() {
@@ -231,13 +260,9 @@ struct Executor::Impl {
         case sched::PlanStep::Kind::kWait:
           CHECK_CUDA(cudaStreamWaitEvent(s, events[size_t(st.event)], 0));
           break;
-        case sched::PlanStep::Kind::kLaunch: {
-          if (opt.observer) opt.observer->begin_step(int(i));
-          const Status ran = run_unit(units[size_t(unit_of_step[i])], st.stream);
-          if (opt.observer) opt.observer->end_step();
-          RETURN_IF_ERROR(ran);
+        case sched::PlanStep::Kind::kLaunch:
+          RETURN_IF_ERROR(run_launch(i, Lane{st.stream, workspaces[size_t(st.stream)]}));
           break;
-        }
       }
     }
     return Status::ok();
@@ -288,9 +313,13 @@ struct Executor::Impl {
       RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
       units.push_back(std::move(u));
     }
-    for (int i = 0; i < plan.streams; ++i) {
-      ASSIGN_OR_RETURN(void* ws, ctx->workspace(i, std::max<size_t>(stream_workspace[size_t(i)], 256)));
-      workspaces.push_back(ws);
+    if (dataflow_graph_mode()) {
+      RETURN_IF_ERROR(plan_dataflow());
+    } else {
+      for (int i = 0; i < plan.streams; ++i) {
+        ASSIGN_OR_RETURN(void* ws, ctx->workspace(i, std::max<size_t>(stream_workspace[size_t(i)], 256)));
+        workspaces.push_back(ws);
+      }
     }
     if (opt.chaos) {
       const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
@@ -302,10 +331,67 @@ struct Executor::Impl {
     return Status::ok();
   }
 
+  // Dataflow plans replayed as CUDA graphs keep only the dependency edges (without a graph, the plan's
+  // streams and events run it eagerly).
+  bool dataflow_graph_mode() const { return plan.mode == sched::ExecMode::kDataflow && opt.use_graph; }
+
+  // The exact edges, and a workspace per slot: launches that may overlap never share one.
+  Status plan_dataflow() {
+    std::vector<sched::LaunchResources> resources(plan.steps.size());
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (unit_of_step[i] >= 0) {
+        const Unit& u = units[size_t(unit_of_step[i])];
+        resources[i] = sched::LaunchResources{u.elided ? 0 : u.workspace_bytes(), u.uses_cublas()};
+      }
+    ASSIGN_OR_RETURN(dataflow, sched::dataflow_graph(*g, plan, memory, resources));
+    for (size_t bytes : dataflow.slot_bytes) {
+      ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(bytes));
+      slot_workspaces.push_back(std::move(m));
+    }
+    return Status::ok();
+  }
+
+  // Captured on one stream; before each launch the capture's dependency set becomes the last nodes of
+  // the launches it depends on, so the graph has exactly the dataflow edges whatever the schedule's streams.
+  Status issue_dataflow() {
+    cudaStream_t s = stream(0);
+    std::vector<std::vector<cudaGraphNode_t>> tail(plan.steps.size());
+    std::vector<bool> awaited(plan.steps.size(), false);
+    auto set_dependencies = [&](std::vector<cudaGraphNode_t> nodes) -> Status {
+      std::sort(nodes.begin(), nodes.end());
+      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+      CHECK_CUDA(cudaStreamUpdateCaptureDependencies(s, nodes.data(), nullptr, nodes.size(),
+                                                     cudaStreamSetCaptureDependencies));
+      return Status::ok();
+    };
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (plan.steps[i].kind != sched::PlanStep::Kind::kLaunch) continue;
+      std::vector<cudaGraphNode_t> deps;
+      for (int d : dataflow.deps[i]) {
+        deps.insert(deps.end(), tail[size_t(d)].begin(), tail[size_t(d)].end());
+        awaited[size_t(d)] = true;
+      }
+      RETURN_IF_ERROR(set_dependencies(std::move(deps)));
+      if (opt.chaos) launch_delay(static_cast<const long long*>(chaos_cycles.get()) + i, s);
+      const int slot = dataflow.workspace_slot[i];
+      RETURN_IF_ERROR(run_launch(i, Lane{0, slot >= 0 ? slot_workspaces[size_t(slot)].get() : nullptr}));
+      cudaStreamCaptureStatus status{};
+      const cudaGraphNode_t* last = nullptr;
+      size_t count = 0;
+      CHECK_CUDA(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &last, nullptr, &count));
+      tail[i].assign(last, last + count);
+    }
+    // The capture ends on every launch nothing else waits for.
+    std::vector<cudaGraphNode_t> ends;
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (!awaited[i]) ends.insert(ends.end(), tail[i].begin(), tail[i].end());
+    return set_dependencies(std::move(ends));
+  }
+
   Status capture() {
     cudaGraph_t cg = nullptr;
     CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
-    Status issued = issue_plan();
+    Status issued = dataflow_graph_mode() ? issue_dataflow() : issue_plan();
     const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
     RETURN_IF_ERROR(issued);
     CHECK_CUDA(end);
@@ -576,9 +662,10 @@ size_t Executor::activation_bytes() const { return impl_->memory.arena_bytes; }
 size_t Executor::activation_bytes_no_reuse() const { return impl_->memory.no_reuse_bytes; }
 size_t Executor::workspace_bytes() const {
   size_t total = 0;
-  for (size_t b : impl_->stream_workspace) total += b;
+  for (size_t b : impl_->dataflow_graph_mode() ? impl_->dataflow.slot_bytes : impl_->stream_workspace) total += b;
   return total;
 }
+int Executor::graph_edges() const { return impl_->dataflow_graph_mode() ? impl_->dataflow.edges() : -1; }
 size_t Executor::weight_bytes() const { return impl_->weight_total; }
 const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }
 const ExecConfig& Executor::config() const { return impl_->cfg; }

@@ -61,44 +61,76 @@ ExecutionPlan compile_stages(const std::vector<Stage>& stages) {
 
 namespace {
 
-ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
+struct Launch {
+  int stream = 0;
+  std::vector<ir::NodeId> ops;
+  int stage = -1;
+};
+
+// Launches in the given order on their streams, each waiting (through an event) only for the launches
+// on other streams that produce what it reads; every stream forks from and joins into stream 0.
+ExecutionPlan compile_launches(const ir::Graph& g, const std::vector<Launch>& launches) {
   ExecutionPlan p;
+  std::vector<int> stream_of(g.nodes.size(), -1);
+  for (const Launch& l : launches) {
+    p.streams = std::max(p.streams, l.stream + 1);
+    for (ir::NodeId id : l.ops) stream_of[size_t(id)] = l.stream;
+  }
   const auto consumers = g.consumers();
-  const int main_stream = ss.stream_of[0];
-  auto remap = [&](int stream) { return stream == main_stream ? 0 : (stream == 0 ? main_stream : stream); };
   std::vector<int> event_of(g.nodes.size(), -1);
   std::set<int> used;
-  int streams = 1;
-  for (int st : ss.stream_of) streams = std::max(streams, st + 1);
-  p.streams = streams;
-  // Fork: every stream that does not begin with the input waits for the main stream's start.
+  // Fork: a stream whose first launch reads only the input still starts after the main stream does.
   const int fork = p.events++;
   add(p, PlanStep::Kind::kRecord, 0, fork);
   std::set<int> forked = {0};
-  for (ir::NodeId v : ss.launch_order) {
-    const int stream = remap(ss.stream_of[size_t(v)]);
-    if (forked.insert(stream).second) add(p, PlanStep::Kind::kWait, stream, fork);
+  for (const Launch& l : launches) {
+    if (forked.insert(l.stream).second) add(p, PlanStep::Kind::kWait, l.stream, fork);
     std::set<int> waited;
-    for (ir::NodeId u : g.producers(v))
-      if (remap(ss.stream_of[size_t(u)]) != stream && event_of[size_t(u)] >= 0 &&
-          waited.insert(event_of[size_t(u)]).second)
-        add(p, PlanStep::Kind::kWait, stream, event_of[size_t(u)]);
-    add(p, PlanStep::Kind::kLaunch, stream, -1, {v});
-    used.insert(stream);
+    for (ir::NodeId v : l.ops)
+      for (ir::NodeId u : g.producers(v))
+        if (stream_of[size_t(u)] != l.stream && event_of[size_t(u)] >= 0 && waited.insert(event_of[size_t(u)]).second)
+          add(p, PlanStep::Kind::kWait, l.stream, event_of[size_t(u)]);
+    add(p, PlanStep::Kind::kLaunch, l.stream, -1, l.ops, l.stage);
+    used.insert(l.stream);
     bool cross = false;
-    for (ir::NodeId c : consumers[size_t(v)]) cross |= remap(ss.stream_of[size_t(c)]) != stream;
+    for (ir::NodeId v : l.ops)
+      for (ir::NodeId c : consumers[size_t(v)]) cross |= stream_of[size_t(c)] != l.stream;
     if (cross) {
-      event_of[size_t(v)] = p.events++;
-      add(p, PlanStep::Kind::kRecord, stream, event_of[size_t(v)]);
+      const int event = p.events++;
+      for (ir::NodeId v : l.ops) event_of[size_t(v)] = event;
+      add(p, PlanStep::Kind::kRecord, l.stream, event);
     }
   }
-  // Join every stream back into the main stream.
   for (int stream : used)
     if (stream != 0) {
       add(p, PlanStep::Kind::kRecord, stream, p.events);
       add(p, PlanStep::Kind::kWait, 0, p.events++);
     }
   return p;
+}
+
+// The schedule's main stream (the input's) becomes stream 0.
+ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
+  const int main_stream = ss.stream_of[0];
+  auto remap = [&](int stream) { return stream == main_stream ? 0 : (stream == 0 ? main_stream : stream); };
+  std::vector<Launch> launches;
+  for (ir::NodeId v : ss.launch_order) launches.push_back(Launch{remap(ss.stream_of[size_t(v)]), {v}});
+  return compile_launches(g, launches);
+}
+
+// A staged schedule without its barriers: group j of every stage on stream j, merges as one launch.
+ExecutionPlan compile_dataflow(const ir::Graph& g, const std::vector<Stage>& stages) {
+  std::vector<Launch> launches;
+  for (size_t k = 0; k < stages.size(); ++k)
+    for (size_t j = 0; j < stages[k].groups.size(); ++j) {
+      const auto& group = stages[k].groups[j];
+      if (stages[k].kind == StageKind::kMerge) {
+        launches.push_back(Launch{int(j), group, int(k)});
+      } else {
+        for (ir::NodeId id : group) launches.push_back(Launch{int(j), {id}, int(k)});
+      }
+    }
+  return compile_launches(g, launches);
 }
 
 }  // namespace
@@ -125,7 +157,15 @@ Status validate_plan(const ExecutionPlan& p) {
   return Status::ok();
 }
 
-Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s) {
+Expected<ExecMode> parse_exec_mode(const std::string& name) {
+  if (name == "staged") return ExecMode::kStaged;
+  if (name == "dataflow") return ExecMode::kDataflow;
+  return error(ErrorCode::kInvalidArgument, "execution mode must be staged or dataflow, got '" + name + "'");
+}
+
+const char* exec_mode_name(ExecMode m) { return m == ExecMode::kStaged ? "staged" : "dataflow"; }
+
+Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s, ExecMode mode) {
   RETURN_IF_ERROR(validate(g, s));
   ExecutionPlan plan;
   if (s.is_stream_level()) {
@@ -133,8 +173,9 @@ Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s) {
   } else {
     std::vector<Stage> stages;
     for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
-    plan = compile_stages(stages);
+    plan = mode == ExecMode::kStaged ? compile_stages(stages) : compile_dataflow(g, stages);
   }
+  plan.mode = mode;
   RETURN_IF_ERROR(validate_plan(plan));
   return plan;
 }

@@ -1,8 +1,10 @@
 // The execution plan the runtime consumes: an ordered list of steps, each a kernel launch on a
 // stream, an event record or an event wait. Staged (IOS) and stream-level (Opara) schedules both
-// compile to it; a stage boundary is an event join, never a device sync.
+// compile to it; a stage boundary is an event join, never a device sync. In dataflow mode there are
+// no stage boundaries: a launch waits only for the launches producing what it reads.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "scheduler/schedule.h"
@@ -18,7 +20,14 @@ struct PlanStep {
   int stage = -1;               // global stage index (staged schedules), for traces
 };
 
+// Staged: every op of a stage waits for the whole previous stage (IOS). Dataflow: a launch waits only
+// for its producers, and the runtime's CUDA graph keeps exactly the data and memory-reuse edges.
+enum class ExecMode : uint8_t { kStaged, kDataflow };
+Expected<ExecMode> parse_exec_mode(const std::string& name);  // "staged" | "dataflow"
+const char* exec_mode_name(ExecMode m);
+
 struct ExecutionPlan {
+  ExecMode mode = ExecMode::kStaged;
   int streams = 1;
   int events = 0;
   std::vector<PlanStep> steps;
@@ -32,7 +41,8 @@ ExecutionPlan compile_stages(const std::vector<Stage>& stages);
 // ops: what the memory plan and the runtime rely on.
 Status validate_plan(const ExecutionPlan& p);
 
-// Stream 0 is the main stream: the plan starts and ends there.
-Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s);
+// Stream 0 is the main stream: the plan starts and ends there. Stream-level schedules have no stages,
+// so both modes give them the same steps.
+Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s, ExecMode mode = ExecMode::kStaged);
 
 }  // namespace ios::sched

@@ -3,9 +3,9 @@
 // the kernel cache across two processes. Skips itself where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -79,7 +79,9 @@ Reference& reference_for(const std::string& model) {
 struct Case {
   std::string model;
   sched::Policy policy;
-  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.model << "/" << sched::policy_flag_name(c.policy); }
+  sched::ExecMode mode;
+  std::string name() const { return model + "_" + sched::policy_flag_name(policy) + "_" + sched::exec_mode_name(mode); }
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 };
 
 class GpuMatchesReference : public ::testing::TestWithParam<Case> {};
@@ -94,14 +96,15 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
   options.max_part_size = 50;
   auto r = sched::optimize(ref.graph, options, model);
   ASSERT_TRUE(r) << r.status().to_string();
-  auto plan = sched::compile_plan(ref.graph, r->schedule);
+  auto plan = sched::compile_plan(ref.graph, r->schedule, c.mode);
   ASSERT_TRUE(plan);
+  const std::string label = sched::policy_flag_name(c.policy) + "/" + sched::exec_mode_name(c.mode);
   for (const std::string& precision : kPrecisions)
     for (int batch : {1, 4}) {
       if (precision == "fp16" && ref.max_abs > kHalfMax) {
         // Seeded He weights without normalisation: activations grow past fp16's largest value.
-        std::printf("[check] %-12s %-18s fp16 not checked: reference activations reach %.3g > 65504\n", c.model.c_str(),
-                    sched::policy_flag_name(c.policy).c_str(), ref.max_abs);
+        std::printf("[check] %-12s %-27s fp16 not checked: reference activations reach %.3g > 65504\n", c.model.c_str(),
+                    label.c_str(), ref.max_abs);
         continue;
       }
       ExecutorOptions eo;
@@ -119,13 +122,13 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
       Status again = (*exec)->run();  // a second replay reuses the same memory: same answer
       ASSERT_TRUE(again.is_ok()) << again.to_string();
       EXPECT_EQ(*(*exec)->output(), *out) << "second run differs";
-      EXPECT_LT(err, eo.config.tolerance())
-          << c.model << " " << sched::policy_flag_name(c.policy) << " " << eo.config.key();
+      EXPECT_LT(err, eo.config.tolerance()) << c.name() << " " << eo.config.key();
       const KernelReport k = (*exec)->kernel_report();
       std::printf(
-          "[check] %-12s %-18s %-14s rel-L2 %.3e | convs %d fused %d legacy %d | concat inputs in place %d copied %d\n",
-          c.model.c_str(), sched::policy_flag_name(c.policy).c_str(), eo.config.key().c_str(), err, k.convs, k.fused,
-          k.legacy, k.concat_inputs_in_place, k.concat_inputs_copied);
+          "[check] %-12s %-27s %-14s rel-L2 %.3e | convs %d fused %d legacy %d | concat inputs in place %d copied %d | "
+          "graph edges %d\n",
+          c.model.c_str(), label.c_str(), eo.config.key().c_str(), err, k.convs, k.fused, k.legacy,
+          k.concat_inputs_in_place, k.concat_inputs_copied, (*exec)->graph_edges());
     }
 }
 
@@ -134,14 +137,12 @@ std::vector<Case> all_cases() {
   for (const char* m : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet"})
     for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
                             sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara})
-      cases.push_back({m, p});
+      for (sched::ExecMode mode : {sched::ExecMode::kStaged, sched::ExecMode::kDataflow}) cases.push_back({m, p, mode});
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllNetworksAllPolicies, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
-                         [](const auto& info) {
-                           return info.param.model + "_" + sched::policy_flag_name(info.param.policy);
-                         });
+INSTANTIATE_TEST_SUITE_P(AllNetworksAllPoliciesBothModes, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return info.param.name(); });
 
 // Every operator and input form on its own (the networks never use element mul, sigmoid, tanh,
 // dilation or slices at batch > 1).
@@ -274,23 +275,25 @@ TEST(GpuKernelCache, ACorruptFileIsIgnoredWithAWarning) {
   EXPECT_NE((*ctx)->cache_warning().find("corrupt"), std::string::npos) << (*ctx)->cache_warning();
 }
 
-TEST(GpuRuntime, EagerStreamsMatchGraphReplay) {
+TEST(GpuRuntime, EagerStreamsMatchGraphReplayInBothModes) {
   SKIP_WITHOUT_GPU();
   ir::Graph g = testing::inception_block();
   ir::Weights w = ir::make_weights(g);
-  auto plan = sched::compile_plan(g, sched::greedy_schedule(g, 10));
-  ASSERT_TRUE(plan);
   std::vector<std::vector<float>> outs;
-  for (bool graph : {true, false}) {
-    ExecutorOptions eo;
-    eo.use_graph = graph;
-    auto exec = Executor::create(g, w, *plan, eo);
-    ASSERT_TRUE(exec) << exec.status().to_string();
-    ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
-    ASSERT_TRUE((*exec)->run().is_ok());
-    outs.push_back(*(*exec)->output());
+  for (sched::ExecMode mode : {sched::ExecMode::kStaged, sched::ExecMode::kDataflow}) {
+    auto plan = sched::compile_plan(g, sched::greedy_schedule(g, 10), mode);
+    ASSERT_TRUE(plan);
+    for (bool graph : {true, false}) {
+      ExecutorOptions eo;
+      eo.use_graph = graph;
+      auto exec = Executor::create(g, w, *plan, eo);
+      ASSERT_TRUE(exec) << exec.status().to_string();
+      ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
+      ASSERT_TRUE((*exec)->run().is_ok());
+      outs.push_back(*(*exec)->output());
+    }
   }
-  EXPECT_EQ(outs[0], outs[1]);
+  for (const auto& out : outs) EXPECT_EQ(out, outs[0]);
 }
 
 // Chaos mode: `replays` runs with random delays before every plan step; returns how many outputs differ
@@ -340,6 +343,30 @@ TEST(GpuChaos, PerturbedReplaysMatchTheUnperturbedRunBitForBit) {
         EXPECT_EQ(differing, 0) << name << " " << sched::policy_flag_name(p) << " " << precision;
         std::printf("[chaos] %-12s %-18s %-5s 20 perturbed replays, %d differ\n", name,
                     sched::policy_flag_name(p).c_str(), precision.c_str(), differing);
+      }
+    }
+  }
+}
+
+TEST(GpuChaos, DataflowGraphsStayBitIdenticalOverAHundredPerturbedReplays) {
+  SKIP_WITHOUT_GPU();
+  for (const char* name : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet"}) {
+    Reference& ref = reference_for(name);
+    sched::AnalyticCostModel model;
+    for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
+                            sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara}) {
+      sched::OptimizeOptions o;
+      o.policy = p;
+      o.max_part_size = 50;
+      auto r = sched::optimize(ref.graph, o, model);
+      ASSERT_TRUE(r) << r.status().to_string();
+      auto plan = sched::compile_plan(ref.graph, r->schedule, sched::ExecMode::kDataflow);
+      ASSERT_TRUE(plan);
+      for (const char* precision : {"fp32", "bf16"}) {
+        const int differing = chaos_differences(ref.graph, ref.weights, *plan, config_of(precision, "auto", 1), 100);
+        EXPECT_EQ(differing, 0) << name << " " << sched::policy_flag_name(p) << " dataflow " << precision;
+        std::printf("[chaos] %-12s %-18s dataflow %-5s 100 perturbed replays, %d differ\n", name,
+                    sched::policy_flag_name(p).c_str(), precision, differing);
       }
     }
   }
