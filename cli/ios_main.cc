@@ -557,7 +557,8 @@ int main(int argc, char** argv) {
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
   run->add_option("--exec", run_args.exec,
                   "staged (each stage waits for the previous one, as IOS runs) | dataflow (each launch waits only "
-                  "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges)");
+                  "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges) | "
+                  "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams)");
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");

@@ -160,10 +160,22 @@ Status validate_plan(const ExecutionPlan& p) {
 Expected<ExecMode> parse_exec_mode(const std::string& name) {
   if (name == "staged") return ExecMode::kStaged;
   if (name == "dataflow") return ExecMode::kDataflow;
-  return error(ErrorCode::kInvalidArgument, "execution mode must be staged or dataflow, got '" + name + "'");
+  if (name == "dataflow-ordered") return ExecMode::kDataflowOrdered;
+  return error(ErrorCode::kInvalidArgument,
+               "execution mode must be staged, dataflow or dataflow-ordered, got '" + name + "'");
 }
 
-const char* exec_mode_name(ExecMode m) { return m == ExecMode::kStaged ? "staged" : "dataflow"; }
+const char* exec_mode_name(ExecMode m) {
+  switch (m) {
+    case ExecMode::kStaged:
+      return "staged";
+    case ExecMode::kDataflow:
+      return "dataflow";
+    case ExecMode::kDataflowOrdered:
+      return "dataflow-ordered";
+  }
+  return "?";
+}
 
 Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s, ExecMode mode) {
   RETURN_IF_ERROR(validate(g, s));

@@ -22,8 +22,9 @@ struct PlanStep {
 
 // Staged: every op of a stage waits for the whole previous stage (IOS). Dataflow: a launch waits only
 // for its producers, and the runtime's CUDA graph keeps exactly the data and memory-reuse edges.
-enum class ExecMode : uint8_t { kStaged, kDataflow };
-Expected<ExecMode> parse_exec_mode(const std::string& name);  // "staged" | "dataflow"
+// Dataflow-ordered: the same plan, its CUDA graph also keeping the order of launches on each stream.
+enum class ExecMode : uint8_t { kStaged, kDataflow, kDataflowOrdered };
+Expected<ExecMode> parse_exec_mode(const std::string& name);  // "staged" | "dataflow" | "dataflow-ordered"
 const char* exec_mode_name(ExecMode m);
 
 struct ExecutionPlan {

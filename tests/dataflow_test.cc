@@ -261,6 +261,7 @@ TEST(Dataflow, ResourcesForAnotherPlanAreRejected) {
 TEST(Dataflow, ExecModeNamesParseAndUnknownOnesAreRejected) {
   EXPECT_EQ(*parse_exec_mode("staged"), ExecMode::kStaged);
   EXPECT_EQ(*parse_exec_mode("dataflow"), ExecMode::kDataflow);
+  EXPECT_EQ(*parse_exec_mode("dataflow-ordered"), ExecMode::kDataflowOrdered);
   auto bad = parse_exec_mode("eager");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.status().message().find("'eager'"), std::string::npos);

@@ -137,11 +137,13 @@ std::vector<Case> all_cases() {
   for (const char* m : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet"})
     for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
                             sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara})
-      for (sched::ExecMode mode : {sched::ExecMode::kStaged, sched::ExecMode::kDataflow}) cases.push_back({m, p, mode});
+      for (sched::ExecMode mode :
+           {sched::ExecMode::kStaged, sched::ExecMode::kDataflow, sched::ExecMode::kDataflowOrdered})
+        cases.push_back({m, p, mode});
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllNetworksAllPoliciesBothModes, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
+INSTANTIATE_TEST_SUITE_P(AllNetworksAllPoliciesAllModes, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) { return info.param.name(); });
 
 // Every operator and input form on its own (the networks never use element mul, sigmoid, tanh,
@@ -275,12 +277,13 @@ TEST(GpuKernelCache, ACorruptFileIsIgnoredWithAWarning) {
   EXPECT_NE((*ctx)->cache_warning().find("corrupt"), std::string::npos) << (*ctx)->cache_warning();
 }
 
-TEST(GpuRuntime, EagerStreamsMatchGraphReplayInBothModes) {
+TEST(GpuRuntime, EagerStreamsMatchGraphReplayInEveryMode) {
   SKIP_WITHOUT_GPU();
   ir::Graph g = testing::inception_block();
   ir::Weights w = ir::make_weights(g);
   std::vector<std::vector<float>> outs;
-  for (sched::ExecMode mode : {sched::ExecMode::kStaged, sched::ExecMode::kDataflow}) {
+  for (sched::ExecMode mode :
+       {sched::ExecMode::kStaged, sched::ExecMode::kDataflow, sched::ExecMode::kDataflowOrdered}) {
     auto plan = sched::compile_plan(g, sched::greedy_schedule(g, 10), mode);
     ASSERT_TRUE(plan);
     for (bool graph : {true, false}) {
