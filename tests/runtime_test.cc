@@ -80,7 +80,11 @@ struct Case {
   std::string model;
   sched::Policy policy;
   sched::ExecMode mode;
-  std::string name() const { return model + "_" + sched::policy_flag_name(policy) + "_" + sched::exec_mode_name(mode); }
+  std::string name() const {  // a test name: letters, digits and underscores
+    std::string n = model + "_" + sched::policy_flag_name(policy) + "_" + sched::exec_mode_name(mode);
+    std::replace(n.begin(), n.end(), '-', '_');
+    return n;
+  }
   friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 };
 
