@@ -1,5 +1,6 @@
 // `ios`: the command-line front end. Subcommands: models, export, show.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -49,6 +50,37 @@ int fail(const Status& s) {
   return 1;
 }
 
+// Where a command's report goes: text lines, and with --json every figure as one JSON object, to a
+// file or to stdout (the text then goes to stderr, so the JSON can be piped).
+struct Report {
+  std::string json_path;
+  nlohmann::json json = nlohmann::json::object();
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("--json", json_path, "also write every figure as JSON to FILE (-: stdout, text to stderr)");
+  }
+  FILE* text() const { return json_path == "-" ? stderr : stdout; }
+  int finish(int rc = 0) const {
+    if (json_path.empty()) return rc;
+    if (json_path == "-") {
+      std::printf("%s\n", json.dump(2).c_str());
+      return rc;
+    }
+    if (Status s = ios::write_text_file(json_path, json.dump(2) + "\n"); !s) return fail(s);
+    return rc;
+  }
+};
+
+int stream_count(const ios::sched::Schedule& s) {
+  int n = 0;
+  for (int st : s.streams->stream_of) n = std::max(n, st + 1);
+  return n;
+}
+
+bool is_dp(ios::sched::Policy p) {
+  return p == ios::sched::Policy::kDpBoth || p == ios::sched::Policy::kDpParallel || p == ios::sched::Policy::kDpMerge;
+}
+
 struct GraphSource {
   std::string model;
   std::string graph_file;
@@ -86,6 +118,7 @@ int cmd_show(const Graph& g, const std::string& dot_file) {
   std::printf("graph %s: %zu blocks, %d ops, %.3f GFLOPs, input %s, output %s\n", g.name.c_str(), g.blocks.size(),
               g.op_count(), g.total_flops() / 1e9, g.input_shape().to_string().c_str(),
               g.output_shape().to_string().c_str());
+  // parts: the DP's explicit parts of the block ("-": none, the DP cuts it by --max-part-size).
   std::printf("%-6s %-7s %-7s %6s %10s  %s\n", "block", "ops", "parts", "convs", "MFLOPs", "exit shape");
   for (size_t b = 0; b < g.blocks.size(); ++b) {
     const auto& blk = g.blocks[b];
@@ -96,7 +129,8 @@ int cmd_show(const Graph& g, const std::string& dot_file) {
       const auto kind = g.node(id).kind();
       convs += kind == ios::ir::OpKind::kConv || kind == ios::ir::OpKind::kSequential;
     }
-    std::printf("%-6zu %-7zu %-7zu %6d %10.1f  %s\n", b, blk.members().size(), blk.parts.size(), convs, flops / 1e6,
+    const std::string parts = blk.parts.empty() ? "-" : std::to_string(blk.parts.size());
+    std::printf("%-6zu %-7zu %-7s %6d %10.1f  %s\n", b, blk.members().size(), parts.c_str(), convs, flops / 1e6,
                 g.node(blk.exit).output_shape.to_string().c_str());
   }
   if (!dot_file.empty()) {
@@ -169,6 +203,7 @@ struct OptimizeArgs {
   std::string stage_cache;
   ios::sched::OptimizeOptions options;
   bool quiet = false;
+  Report report;
 
   void add_to(CLI::App* cmd) {
     src.add_to(cmd);
@@ -194,6 +229,7 @@ struct OptimizeArgs {
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
+    report.add_to(cmd);
   }
 };
 
@@ -249,6 +285,62 @@ Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
   return Status::ok();
 }
 
+// IOS's summary line, the search's statistics (DP policies only) and the memory plan, as text and JSON.
+void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, const ios::sched::OptimizeResult& r,
+                    const ios::sched::StageCache& cache, const ios::sched::MemoryPlan& memory) {
+  const auto& sched = r.schedule;
+  FILE* out = a.report.text();
+  // Opara's figure is its own contention-free estimate: say so rather than print it as a DP optimum.
+  const bool opara = policy == ios::sched::Policy::kOpara;
+  std::fprintf(out, "Model: %s | Optimization: %s | Batchsize: %d | Optimization cost: %.2f sec | Latency: %.2f ms%s\n",
+               g.name.c_str(), display_name(a, policy).c_str(), a.options.batch, sched.meta.search_seconds,
+               sched.meta.latency_ms, opara ? " (Opara's contention-free estimate, not comparable with the DP's)" : "");
+  if (is_dp(policy))
+    std::fprintf(out, "States: %lld | Transitions: %lld | Stages asked by the search: %lld | ",
+                 static_cast<long long>(r.stats.states), static_cast<long long>(r.stats.transitions),
+                 static_cast<long long>(r.stats.stages_costed));
+  if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
+    std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), stream_count(sched));
+  } else {
+    std::fprintf(out, "Stages: %d | ", sched.stage_count());
+  }
+  std::fprintf(out, "Cost model: %s, %zu stages costed, %zu answered by the stage cache (search and final estimate)\n",
+               cache.name().c_str(), cache.misses(), cache.hits());
+  std::fprintf(out,
+               "Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs "
+               "(%d sums fused into convolutions)\n",
+               memory.arena_bytes / 1048576.0, memory.no_reuse_bytes / 1048576.0, memory.elided_concats,
+               memory.terms_in_place, memory.fused_sums);
+  for (const auto& note : sched.meta.notes) std::fprintf(out, "Note: %s\n", note.c_str());
+  nlohmann::json& j = a.report.json;
+  j["model"] = g.name;
+  j["policy"] = ios::sched::policy_flag_name(policy);
+  j["batch"] = a.options.batch;
+  j["precision"] = sched.meta.precision;
+  j["layout"] = sched.meta.layout;
+  j["search_seconds"] = sched.meta.search_seconds;
+  j["latency_ms"] = sched.meta.latency_ms;
+  j["latency_kind"] = opara ? "opara_estimate" : "cost_model_sum";
+  if (sched.is_stream_level()) {
+    j["launches"] = sched.streams->launch_order.size();
+    j["streams"] = stream_count(sched);
+  } else {
+    j["stages"] = sched.stage_count();
+  }
+  if (is_dp(policy))
+    j["dp"] = {{"states", r.stats.states},
+               {"transitions", r.stats.transitions},
+               {"stages_asked", r.stats.stages_costed},
+               {"budget_splits", r.stats.budget_splits}};
+  j["cost_model"] = {{"name", cache.name()}, {"stages_costed", cache.misses()}, {"stage_cache_hits", cache.hits()}};
+  j["memory"] = {{"peak_activation_bytes", memory.arena_bytes},
+                 {"no_reuse_bytes", memory.no_reuse_bytes},
+                 {"elided_concats", memory.elided_concats},
+                 {"concat_inputs_in_place", memory.terms_in_place},
+                 {"fused_sums", memory.fused_sums}};
+  j["notes"] = sched.meta.notes;
+}
+
 int cmd_optimize(OptimizeArgs& a) {
   Expected<Graph> g = a.src.load();
   if (!g) return fail(g.status());
@@ -288,44 +380,40 @@ int cmd_optimize(OptimizeArgs& a) {
     sched.meta.library_versions = ios::rt::library_versions();
   }
 #endif
-  std::printf("Model: %s | Optimization: %s | Batchsize: %d | Optimization cost: %.2f sec | Latency: %.2f ms\n",
-              g->name.c_str(), display_name(a, *policy).c_str(), a.options.batch, sched.meta.search_seconds,
-              sched.meta.latency_ms);
-  std::printf(
-      "States: %lld | Transitions: %lld | Stages asked by the search: %lld | Stages: %d | Cost model: %s, %zu "
-      "stages costed, %zu answered by the stage cache (search and final estimate)\n",
-      static_cast<long long>(result->stats.states), static_cast<long long>(result->stats.transitions),
-      static_cast<long long>(result->stats.stages_costed), sched.stage_count(), cache.name().c_str(), cache.misses(),
-      cache.hits());
   auto plan = ios::sched::compile_plan(*g, sched);
   if (!plan) return fail(plan.status());
   ios::sched::MemoryOptions memory_options;
   memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
-  std::printf(
-      "Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs (%d sums "
-      "fused into convolutions)\n",
-      memory->arena_bytes / 1048576.0, memory->no_reuse_bytes / 1048576.0, memory->elided_concats,
-      memory->terms_in_place, memory->fused_sums);
-  for (const auto& note : sched.meta.notes) std::printf("Note: %s\n", note.c_str());
+  print_optimize(a, *g, *policy, *result, cache, *memory);
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
   if (!a.out.empty()) {
     if (Status s = ios::sched::save_schedule(*g, sched, a.out); !s) return fail(s);
-    std::printf("wrote %s\n", a.out.c_str());
+    std::fprintf(a.report.text(), "wrote %s\n", a.out.c_str());
+    a.report.json["schedule_file"] = a.out;
   }
-  return 0;
+  return a.report.finish();
 }
 
-int cmd_validate(const GraphSource& src, const std::string& schedule_file) {
+int cmd_validate(const GraphSource& src, const std::string& schedule_file, Report& report) {
   Expected<Graph> g = src.load();
   if (!g) return fail(g.status());
   Expected<ios::sched::Schedule> s = ios::sched::load_schedule_for(*g, schedule_file);
   if (!s) return fail(s.status());
-  std::printf("%s: valid %s schedule (%s), %d stages\n", schedule_file.c_str(),
-              s->is_stream_level() ? "stream-level" : "staged", s->meta.policy.c_str(), s->stage_count());
-  return 0;
+  const char* kind = s->is_stream_level() ? "stream-level" : "staged";
+  std::fprintf(report.text(), "%s: valid %s schedule (%s), %d stages\n", schedule_file.c_str(), kind,
+               s->meta.policy.c_str(), s->stage_count());
+  report.json = {{"schedule_file", schedule_file},
+                 {"valid", true},
+                 {"kind", kind},
+                 {"policy", s->meta.policy},
+                 {"model", g->name},
+                 {"stages", s->stage_count()},
+                 {"latency_ms", s->meta.latency_ms},
+                 {"precision", s->meta.precision}};
+  return report.finish();
 }
 
 #ifdef IOS_WITH_RUNTIME
@@ -333,23 +421,27 @@ struct RunArgs {
   OptimizeArgs opt;
   std::string schedule_file;
   int warmup = 20, iters = 200;
+  double warmup_ms = 0, duration_s = 0;
+  std::string export_times;
   int chaos = 0;
   std::string exec = "staged";
   bool check = false, no_graph = false, no_fused_sums = false;
   std::string trace_file;
 };
 
-void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx) {
+void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, Report& report) {
   const ios::rt::KernelReport r = exec.kernel_report();
   const ios::rt::KernelStats& k = ctx.kernel_stats();
-  std::printf(
+  std::fprintf(
+      report.text(),
       "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | engines tuned %d, from the kernel "
       "cache file %d | concat inputs written in place %d, copied %d | sums fused into convolutions %d (%d in the "
       "cuDNN graph)\n",
       r.convs, r.fused, r.legacy, k.tuned, k.from_file, r.concat_inputs_in_place, r.concat_inputs_copied,
       r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
-    for (const auto& [name, count] : r.engines) std::printf("  engine %-48s x%d\n", name.c_str(), count);
+    for (const auto& [name, count] : r.engines)
+      std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
 }
 
 // "cuda-graph, dataflow (412 edges)" / "streams, staged".
@@ -361,21 +453,23 @@ std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a) {
 
 // Compares a GPU output with the CPU reference: exit code 2 past the precision's tolerance.
 int check_output(const Graph& g, const ios::ir::Weights& weights, const std::vector<float>& input,
-                 const std::vector<float>& gpu, const ios::ExecConfig& config) {
+                 const std::vector<float>& gpu, const ios::ExecConfig& config, Report& report) {
   ios::reference::Tensor in(config.batch, g.input_shape());
   in.data = input;
   auto ref = ios::reference::run(g, weights, in);
   if (!ref) return fail(ref.status());
   const double err = ios::reference::relative_l2_error(gpu, ref->data);
   const double tol = config.tolerance();
-  std::printf("Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
-              err < tol ? "PASS" : "FAIL");
+  report.json["check"] = {{"relative_l2_error", err}, {"tolerance", tol}, {"pass", err < tol}};
+  std::fprintf(report.text(), "Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
+               err < tol ? "PASS" : "FAIL");
   return err < tol ? 0 : 2;
 }
 
 // Chaos mode: the unperturbed output, then `replays` runs with random delays before every plan step, each
 // output compared bit for bit (activations poisoned before every run, so a stale read cannot pass).
-int run_chaos(ios::rt::Executor& exec, const std::vector<float>& input, int replays, std::vector<float>& baseline) {
+int run_chaos(ios::rt::Executor& exec, const std::vector<float>& input, int replays, std::vector<float>& baseline,
+              Report& report) {
   auto run_with = [&](uint64_t seed) -> Expected<std::vector<float>> {
     if (Status s = exec.perturb(seed); !s) return s;
     if (Status s = exec.poison_activations(); !s) return s;
@@ -397,14 +491,110 @@ int run_chaos(ios::rt::Executor& exec, const std::vector<float>& input, int repl
       std::fprintf(stderr, "\r[chaos %d/%d] %d differ (ETA %.0f s)%s", i, replays, differing, t / i * (replays - i),
                    i == replays ? "\n" : "");
   }
-  std::printf(
-      "Chaos: %d perturbed replays (random delays before every plan step), %d differ bit-for-bit from the "
-      "unperturbed output: %s\n",
-      replays, differing, differing == 0 ? "PASS" : "FAIL");
+  std::fprintf(report.text(),
+               "Chaos: %d perturbed replays (random delays before every plan step), %d differ bit-for-bit from the "
+               "unperturbed output: %s\n",
+               replays, differing, differing == 0 ? "PASS" : "FAIL");
+  report.json["chaos"] = {{"replays", replays}, {"differing", differing}, {"pass", differing == 0}};
   return differing == 0 ? 0 : 3;
 }
 
+// The schedule `ios run` executes: a file (checked against the network), or a search now.
+Expected<ios::sched::Schedule> run_schedule(RunArgs& a, const Graph& g, Session& session, std::string& label) {
+  if (!a.schedule_file.empty()) {
+    auto s = ios::sched::load_schedule_for(g, a.schedule_file);
+    if (!s) return s.status();
+    label = s->meta.policy + " (from " + a.schedule_file + ")";
+    if (!s->meta.device.empty() && s->meta.device != ios::rt::device_description())
+      std::fprintf(a.opt.report.text(), "Note: schedule was optimised on another device: %s\n", s->meta.device.c_str());
+    return s;
+  }
+  auto policy = ios::sched::parse_policy(a.opt.policy);
+  if (!policy) return policy.status().with_context("--opt");
+  a.opt.options.policy = *policy;
+  auto model = make_cost_model(g, a.opt.cost_model, session.config, [&] { return session.context(); });
+  if (!model) return model.status();
+  if (Status s = attach_opara_profile(g, a.opt, session); !s) return s;
+  auto r = ios::sched::optimize(g, a.opt.options, **model);
+  if (!r) return r.status();
+  label = display_name(a.opt, *policy);
+  return r->schedule;
+}
+
+// The timing line, plan and memory figures, kernels and device; the same figures into the JSON report.
+Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios::rt::Context& ctx,
+                     const ios::sched::ExecutionPlan& plan, const ios::rt::Timing& t, Report& report) {
+  FILE* out = report.text();
+  std::fprintf(out, "Latency: %.3f ms (median of %d after %d warm-up runs; min %.3f, mean %.3f, p90 %.3f)\n",
+               t.median_ms, t.iterations, t.warmup_runs, t.min_ms, t.mean_ms, t.p90_ms);
+  std::fprintf(out,
+               "Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
+               "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
+               plan.streams, plan.launches(), plan.events, exec.activation_bytes() / 1048576.0,
+               exec.activation_bytes_no_reuse() / 1048576.0, exec.memory_plan().elided_concats,
+               exec.workspace_bytes() / 1048576.0, exec.weight_bytes() / 1048576.0);
+  print_kernels(exec, ctx, report);
+  std::fprintf(out, "Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
+  const ios::rt::KernelReport k = exec.kernel_report();
+  nlohmann::json& j = report.json;
+  j["latency_ms"] = {{"median", t.median_ms},      {"min", t.min_ms},
+                     {"mean", t.mean_ms},          {"p90", t.p90_ms},
+                     {"iterations", t.iterations}, {"warmup_runs", t.warmup_runs}};
+  j["plan"] = {{"streams", plan.streams}, {"launches", plan.launches()}, {"events", plan.events}};
+  if (exec.graph_edges() >= 0) j["plan"]["graph_edges"] = exec.graph_edges();
+  j["memory"] = {{"peak_activation_bytes", exec.activation_bytes()},
+                 {"no_reuse_bytes", exec.activation_bytes_no_reuse()},
+                 {"workspace_bytes", exec.workspace_bytes()},
+                 {"weight_bytes", exec.weight_bytes()}};
+  j["kernels"] = {{"convolutions", k.convs},
+                  {"fused_bias_activation", k.fused},
+                  {"legacy", k.legacy},
+                  {"engines_tuned", ctx.kernel_stats().tuned},
+                  {"engines_from_cache_file", ctx.kernel_stats().from_file},
+                  {"concat_inputs_in_place", k.concat_inputs_in_place},
+                  {"concat_inputs_copied", k.concat_inputs_copied},
+                  {"fused_sums", k.sums_in_conv + k.sums_in_epilogue},
+                  {"engines", k.engines}};
+  j["device"] = ios::rt::device_description();
+  j["libraries"] = ios::rt::library_versions();
+  if (a.export_times.empty()) return Status::ok();
+  // trtexec's --exportTimes: one record per timed inference.
+  nlohmann::json times = nlohmann::json::array();
+  for (size_t i = 0; i < t.samples_ms.size(); ++i) times.push_back({{"iteration", i}, {"latencyMs", t.samples_ms[i]}});
+  std::fprintf(out, "wrote %s (%zu inference times)\n", a.export_times.c_str(), t.samples_ms.size());
+  return ios::write_text_file(a.export_times, times.dump(1) + "\n");
+}
+
+// CUPTI: one inference's kernels as a Chrome trace, and the utilization of five.
+Status report_trace(const RunArgs& a, const Graph& g, ios::rt::Executor& exec, ios::rt::KernelProfiler& profiler,
+                    const ios::sched::ExecutionPlan& plan, Report& report) {
+  auto records = ios::rt::profile_runs(exec, profiler, 5);
+  if (!records) return records.status();
+  const ios::rt::Utilization u = ios::rt::summarize_utilization(*records);
+  std::vector<ios::rt::KernelRecord> last;
+  int attributed = 0;
+  for (const auto& k : *records)
+    if (k.replay == 4) {
+      last.push_back(k);
+      attributed += k.plan_step >= 0;
+    }
+  if (Status s = ios::write_text_file(a.trace_file, ios::rt::chrome_trace_json(g, plan, last)); !s) return s;
+  std::fprintf(report.text(),
+               "Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
+               "summed | mean concurrency %.2f, max %d | %d/%zu kernels attributed to ops | wrote %s\n",
+               u.span_us, 100 * u.busy_fraction, u.kernels, u.kernel_us, u.mean_concurrency, u.max_concurrency,
+               attributed, last.size(), a.trace_file.c_str());
+  report.json["utilization"] = {
+      {"span_us", u.span_us},      {"busy_fraction", u.busy_fraction},       {"kernels", u.kernels},
+      {"kernel_us", u.kernel_us},  {"mean_concurrency", u.mean_concurrency}, {"max_concurrency", u.max_concurrency},
+      {"trace_file", a.trace_file}};
+  return Status::ok();
+}
+
 int cmd_run(RunArgs& a) {
+  Report& report = a.opt.report;
+  auto mode = ios::sched::parse_exec_mode(a.exec);  // flags first: a typo is reported on any machine
+  if (!mode) return fail(mode.status().with_context("--exec"));
   Expected<Graph> g = a.opt.src.load();
   if (!g) return fail(g.status());
   if (Status s = ios::rt::require_gpu(); !s) return fail(s);
@@ -412,30 +602,10 @@ int cmd_run(RunArgs& a) {
   if (!session) return fail(session.status());
   auto context = session->context();
   if (!context) return fail(context.status());
-  ios::sched::Schedule schedule;
   std::string label;
-  if (!a.schedule_file.empty()) {
-    auto s = ios::sched::load_schedule_for(*g, a.schedule_file);
-    if (!s) return fail(s.status());
-    schedule = *s;
-    label = schedule.meta.policy + " (from " + a.schedule_file + ")";
-    if (!schedule.meta.device.empty() && schedule.meta.device != ios::rt::device_description())
-      std::printf("Note: schedule was optimised on another device: %s\n", schedule.meta.device.c_str());
-  } else {
-    auto policy = ios::sched::parse_policy(a.opt.policy);
-    if (!policy) return fail(policy.status().with_context("--opt"));
-    a.opt.options.policy = *policy;
-    auto model = make_cost_model(*g, a.opt.cost_model, session->config, [&] { return session->context(); });
-    if (!model) return fail(model.status());
-    if (Status s = attach_opara_profile(*g, a.opt, *session); !s) return fail(s);
-    auto r = ios::sched::optimize(*g, a.opt.options, **model);
-    if (!r) return fail(r.status());
-    schedule = r->schedule;
-    label = display_name(a.opt, *policy);
-  }
-  auto mode = ios::sched::parse_exec_mode(a.exec);
-  if (!mode) return fail(mode.status().with_context("--exec"));
-  auto plan = ios::sched::compile_plan(*g, schedule, *mode);
+  auto schedule = run_schedule(a, *g, *session, label);
+  if (!schedule) return fail(schedule.status());
+  auto plan = ios::sched::compile_plan(*g, *schedule, *mode);
   if (!plan) return fail(plan.status());
   const ios::ir::Weights weights = ios::ir::make_weights(*g);
   ios::rt::ExecutorOptions options;
@@ -453,60 +623,39 @@ int cmd_run(RunArgs& a) {
   }
   auto exec = ios::rt::Executor::create(*g, weights, *plan, options);
   if (!exec) return fail(exec.status());
-  const int batch = options.config.batch;
-  const auto input = ios::ir::make_input(g->input_shape(), batch, 1);
+  const ios::ExecConfig& config = options.config;
+  const auto input = ios::ir::make_input(g->input_shape(), config.batch, 1);
   if (Status s = (*exec)->set_input(input); !s) return fail(s);
+  std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
+               g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
+               ios::layout_name(config.layout), mode_text(**exec, a).c_str());
+  report.json.update({{"model", g->name},
+                      {"optimization", label},
+                      {"batch", config.batch},
+                      {"precision", config.precision()},
+                      {"layout", ios::layout_name(config.layout)},
+                      {"graph", !a.no_graph},
+                      {"exec", a.exec}});
+  std::vector<float> output;
   if (a.chaos > 0) {
-    std::vector<float> baseline;
-    if (int rc = run_chaos(**exec, input, a.chaos, baseline); rc != 0) return rc;
-    std::printf("Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
-                g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
-                ios::layout_name(options.config.layout), mode_text(**exec, a).c_str());
-    return a.check ? check_output(*g, weights, input, baseline, options.config) : 0;
+    if (int rc = run_chaos(**exec, input, a.chaos, output, report); rc != 0) return report.finish(rc);
+  } else {
+    const ios::rt::TimingOptions timing{a.warmup, a.warmup_ms, a.iters, a.duration_s};
+    auto t = (*exec)->time(timing);
+    if (!t) return fail(t.status());
+    if (Status s = report_timing(a, **exec, **context, *plan, *t, report); !s) return fail(s);
+    if (profiler)
+      if (Status s = report_trace(a, *g, **exec, *profiler, *plan, report); !s) return fail(s);
+    if (a.check) {
+      if (Status s = (*exec)->poison_activations(); !s) return fail(s);
+      if (Status s = (*exec)->set_input(input); !s) return fail(s);
+      if (Status s = (*exec)->run(); !s) return fail(s);
+      auto gpu = (*exec)->output();
+      if (!gpu) return fail(gpu.status());
+      output = std::move(*gpu);
+    }
   }
-  auto t = (*exec)->time(a.warmup, a.iters);
-  if (!t) return fail(t.status());
-  std::printf(
-      "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s | Latency: %.3f ms "
-      "(median of %d; min %.3f, p90 %.3f)\n",
-      g->name.c_str(), label.c_str(), batch, options.config.precision().c_str(),
-      ios::layout_name(options.config.layout), mode_text(**exec, a).c_str(), t->median_ms, t->iterations, t->min_ms,
-      t->p90_ms);
-  std::printf(
-      "Streams: %d | Launches: %d | Events: %d | Activations: %.1f MiB peak (%.1f MiB without reuse, "
-      "%d concats in place) | Workspace: %.1f MiB | Weights: %.1f MiB\n",
-      plan->streams, plan->launches(), plan->events, (*exec)->activation_bytes() / 1048576.0,
-      (*exec)->activation_bytes_no_reuse() / 1048576.0, (*exec)->memory_plan().elided_concats,
-      (*exec)->workspace_bytes() / 1048576.0, (*exec)->weight_bytes() / 1048576.0);
-  print_kernels(**exec, **context);
-  std::printf("Device: %s | %s\n", ios::rt::device_description().c_str(), ios::rt::library_versions().c_str());
-  if (profiler) {
-    auto records = ios::rt::profile_runs(**exec, *profiler, 5);
-    if (!records) return fail(records.status());
-    const ios::rt::Utilization u = ios::rt::summarize_utilization(*records);
-    std::vector<ios::rt::KernelRecord> last;
-    int attributed = 0;
-    for (const auto& k : *records)
-      if (k.replay == 4) {
-        last.push_back(k);
-        attributed += k.plan_step >= 0;
-      }
-    if (Status s = ios::write_text_file(a.trace_file, ios::rt::chrome_trace_json(*g, *plan, last)); !s) return fail(s);
-    std::printf(
-        "Utilization (CUPTI, mean of 5 inferences): span %.1f us | GPU busy %.1f%% | kernels %d, %.1f us "
-        "summed | mean concurrency %.2f, max %d | %d/%zu kernels attributed to ops | wrote %s\n",
-        u.span_us, 100 * u.busy_fraction, u.kernels, u.kernel_us, u.mean_concurrency, u.max_concurrency, attributed,
-        last.size(), a.trace_file.c_str());
-  }
-  if (a.check) {
-    if (Status s = (*exec)->poison_activations(); !s) return fail(s);
-    if (Status s = (*exec)->set_input(input); !s) return fail(s);
-    if (Status s = (*exec)->run(); !s) return fail(s);
-    auto gpu = (*exec)->output();
-    if (!gpu) return fail(gpu.status());
-    return check_output(*g, weights, input, *gpu, options.config);
-  }
-  return 0;
+  return report.finish(a.check ? check_output(*g, weights, input, output, config, report) : 0);
 }
 #endif
 
@@ -545,6 +694,8 @@ int main(int argc, char** argv) {
   validate_src.add_to(val);
   std::string validate_file;
   val->add_option("--schedule", validate_file, "schedule file")->required();
+  Report validate_report;
+  validate_report.add_to(val);
 
 #ifdef IOS_WITH_RUNTIME
   auto* run = app.add_subcommand("run", "execute a network on the GPU and time it");
@@ -552,7 +703,13 @@ int main(int argc, char** argv) {
   run_args.opt.add_to(run);
   run->add_option("--schedule", run_args.schedule_file, "run this schedule file instead of optimising");
   run->add_option("--warmup", run_args.warmup, "warm-up runs")->check(CLI::Range(0, 1000000));
-  run->add_option("--iters,--iterations", run_args.iters, "timed runs")->check(CLI::Range(1, 100000000));
+  run->add_option("--iters,--iterations", run_args.iters, "timed runs (at least)")->check(CLI::Range(1, 100000000));
+  run->add_option("--warmUp", run_args.warmup_ms, "warm up for at least this many milliseconds too (trtexec)")
+      ->check(CLI::Range(0.0, 3.6e6));
+  run->add_option("--duration", run_args.duration_s,
+                  "keep timing until at least this many seconds have passed (trtexec)")
+      ->check(CLI::Range(0.0, 86400.0));
+  run->add_option("--exportTimes", run_args.export_times, "write every timed inference's latency as JSON (trtexec)");
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
   run->add_option("--exec", run_args.exec,
@@ -578,7 +735,7 @@ int main(int argc, char** argv) {
 #endif
 
   if (app.got_subcommand("optimize")) return cmd_optimize(optimize_args);
-  if (app.got_subcommand("validate")) return cmd_validate(validate_src, validate_file);
+  if (app.got_subcommand("validate")) return cmd_validate(validate_src, validate_file, validate_report);
 
   if (app.got_subcommand("models")) return cmd_models();
   if (app.got_subcommand("export")) {

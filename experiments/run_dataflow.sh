@@ -19,7 +19,7 @@ case "$profile" in
   smoke)
     for exec in staged dataflow; do
       timeout 120 build/bin/ios run --model inception_v3 --opt ios-both --cost-model analytic --exec "$exec" \
-        --check --iters 500 2>&1 | tee -a "$out/smoke.log" | grep -E "Latency|Check|error"
+        --check --iters 500 2>&1 | tee -a "$out/smoke.log" | grep -E "Model:|Latency|Check|error"
       timeout 120 build/bin/ios run --model inception_v3 --opt ios-both --cost-model analytic --exec "$exec" \
         --chaos 50 2>&1 | tee -a "$out/smoke.log" | grep -E "Chaos|error"
     done ;;
@@ -38,10 +38,10 @@ case "$profile" in
   traces)  # the measured IOS-Both schedule, run and traced in every mode
     for m in googlenet inception_v3; do
       timeout 120 build/bin/ios optimize --model "$m" --opt ios-both --cost-model measured --quiet \
-        --out "$out/${m}_ios_both.json" 2>&1 | tee -a "$out/traces.log" | grep -E "Latency|error"
+        --out "$out/${m}_ios_both.json" 2>&1 | tee -a "$out/traces.log" | grep -E "Model:|Latency|error"
       for exec in staged dataflow dataflow-ordered; do
         timeout 120 build/bin/ios run --model "$m" --schedule "$out/${m}_ios_both.json" --exec "$exec" \
-          --trace "$out/${m}_ios_both_$exec.trace.json" 2>&1 | tee -a "$out/traces.log" | grep -E "Latency|Util|error"
+          --trace "$out/${m}_ios_both_$exec.trace.json" 2>&1 | tee -a "$out/traces.log" | grep -E "Model:|Latency|Util|error"
       done
     done ;;
 esac

@@ -32,7 +32,7 @@ case "$profile" in
         for engine in graph legacy; do
           timeout 120 build/bin/ios run --model "$model" --opt sequential --cost-model analytic --precision "$p" \
             --conv-engine "$engine" --layout nchw --check --verbose --iters 200 2>&1 | tee -a "$out/ios_run.log" |
-            grep -E "Latency|Check|Convolutions|error"
+            grep -E "Model:|Latency|Check|Convolutions|error"
         done
       done
     done ;;
@@ -43,22 +43,22 @@ case "$profile" in
     for m in inception_v3 googlenet; do
       for i in 1 2 3; do
         timeout 100 build/bin/ios run --model "$m" --opt ios-both --cost-model analytic --precision "$precision" \
-          --iters 500 2>&1 | tee -a "$out/repeat_$precision.log" | grep -E "Latency|error"
+          --iters 500 2>&1 | tee -a "$out/repeat_$precision.log" | grep -E "Model:|Latency|error"
       done
     done ;;
   pytorch)
     timeout 560 /opt/torch/.venv/bin/python experiments/compare_pytorch.py --modes graph,compile \
-      --precisions fp32,tf32,fp16,bf16 --out-dir "$out" 2>&1 | tee "$out/pytorch.log" | grep -E "Latency|Error" ;;
+      --precisions fp32,tf32,fp16,bf16 --out-dir "$out" 2>&1 | tee "$out/pytorch.log" | grep -E "Model:|Latency|Error" ;;
   census)
     for m in googlenet inception_v3; do
       for p in fp32 tf32 fp16; do
         timeout 60 build/bin/ios run --model "$m" --opt ios-both --cost-model analytic --precision "$p" \
-          --trace "$out/trace_${m}_${p}.json" 2>&1 | tee -a "$out/census_ios_run.log" | grep -E "Latency|error"
+          --trace "$out/trace_${m}_${p}.json" 2>&1 | tee -a "$out/census_ios_run.log" | grep -E "Model:|Latency|error"
       done
     done
     timeout 240 /opt/torch/.venv/bin/python experiments/compare_pytorch.py --modes graph --precisions fp32,tf32,fp16 \
       --blocks 3 --census "$out/census_pytorch.json" --out-dir "$out/census_pytorch" 2>&1 | tee "$out/census_pytorch.log" |
-      grep -E "Latency|Error"
+      grep -E "Model:|Latency|Error"
     python3 experiments/kernel_census.py --pytorch "$out/census_pytorch.json" --ours \
       $(for m in googlenet inception_v3; do for p in fp32 tf32 fp16; do echo "${m}_${p}_IOS-Both=$out/trace_${m}_${p}.json"; done; done) \
       > "$out/census.md" 2>&1
@@ -69,18 +69,18 @@ case "$profile" in
           for flag in "" --no-fused-sums; do
             timeout 100 build/bin/ios run --model "$m" --opt "$o" --cost-model analytic --precision fp16 --check \
               --iters 300 $flag 2>&1 | sed "s/^/[$m $o ${flag:-fused}] /" | tee -a "$out/fused_sums.log" |
-              grep -E "Latency|Check|sums fused|error"
+              grep -E "Model:|Latency|Check|sums fused|error"
           done
         done
       done
     done
     for i in 1 2 3; do
       timeout 100 build/bin/ios run --model googlenet --opt ios-both --cost-model analytic --precision fp16 \
-        --iters 1000 2>&1 | tee -a "$out/repeat_googlenet_fp16.log" | grep -E "Latency|error"
+        --iters 1000 2>&1 | tee -a "$out/repeat_googlenet_fp16.log" | grep -E "Model:|Latency|error"
     done ;;
   autotune)
     timeout 590 /opt/torch/.venv/bin/python experiments/compare_pytorch.py --modes max-autotune \
       --precisions tf32,fp16 --blocks 3 --out-dir "$out/max_autotune" 2>&1 | tee "$out/max_autotune.log" |
-      grep -E "Latency|Error" ;;
+      grep -E "Model:|Latency|Error" ;;
   *) echo "unknown profile $profile" >&2; exit 2 ;;
 esac

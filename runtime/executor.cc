@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <random>
@@ -614,29 +615,36 @@ Expected<std::vector<float>> Executor::read(ir::NodeId node) const {
 
 Expected<std::vector<float>> Executor::output() const { return read(impl_->g->output()); }
 
-Expected<Timing> Executor::time(int warmup, int iterations) {
-  RETURN_ERROR_IF(iterations < 1, ErrorCode::kInvalidArgument, "--iters must be at least 1");
-  for (int i = 0; i < warmup; ++i) RETURN_IF_ERROR(run());
+Expected<Timing> Executor::time(const TimingOptions& o) {
+  RETURN_ERROR_IF(o.iterations < 1, ErrorCode::kInvalidArgument, "--iters must be at least 1");
+  Timing r;
+  const auto warmup_start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  };
+  while (r.warmup_runs < o.warmup_runs || elapsed_ms(warmup_start) < o.warmup_ms) {
+    RETURN_IF_ERROR(run());
+    ++r.warmup_runs;
+  }
   ASSIGN_OR_RETURN(Event start, make_event(true));
   ASSIGN_OR_RETURN(Event stop, make_event(true));
-  std::vector<double> ms;
-  for (int i = 0; i < iterations; ++i) {
+  const auto timed_start = std::chrono::steady_clock::now();
+  while (int(r.samples_ms.size()) < o.iterations || elapsed_ms(timed_start) < 1000 * o.min_seconds) {
     CHECK_CUDA(cudaEventRecord(start, impl_->stream(0)));
     RETURN_IF_ERROR(impl_->run_once());
     CHECK_CUDA(cudaEventRecord(stop, impl_->stream(0)));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float t = 0;
     CHECK_CUDA(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
+    r.samples_ms.push_back(t);
   }
-  std::vector<double> sorted = ms;
+  std::vector<double> sorted = r.samples_ms;
   std::sort(sorted.begin(), sorted.end());
-  Timing r;
-  r.iterations = iterations;
+  r.iterations = int(sorted.size());
   r.median_ms = sorted[sorted.size() / 2];
   r.min_ms = sorted.front();
   r.p90_ms = sorted[std::min(sorted.size() - 1, sorted.size() * 9 / 10)];
-  for (double t : ms) r.mean_ms += t / iterations;
+  for (double t : sorted) r.mean_ms += t / double(sorted.size());
   return r;
 }
 

@@ -52,6 +52,17 @@ class LaunchObserver {
 struct Timing {
   double median_ms = 0, min_ms = 0, p90_ms = 0, mean_ms = 0;
   int iterations = 0;
+  int warmup_runs = 0;
+  std::vector<double> samples_ms;  // every timed inference, in order
+};
+
+// trtexec's rules: warm up for at least `warmup_runs` runs and `warmup_ms`; then time at least
+// `iterations` inferences and keep going until `min_seconds` of timed work have passed.
+struct TimingOptions {
+  int warmup_runs = 20;
+  double warmup_ms = 0;
+  int iterations = 200;
+  double min_seconds = 0;
 };
 
 class Executor {
@@ -73,8 +84,9 @@ class Executor {
   Expected<std::vector<float>> read(ir::NodeId node) const;  // float NCHW, whatever the storage
   Expected<std::vector<float>> output() const;
 
-  // Each iteration timed alone with events on the main stream, after `warmup` runs.
-  Expected<Timing> time(int warmup, int iterations);
+  // Each iteration timed alone with events on the main stream, after the warm-up.
+  Expected<Timing> time(const TimingOptions& options);
+  Expected<Timing> time(int warmup, int iterations) { return time(TimingOptions{warmup, 0, iterations, 0}); }
   // IOS-style: `number` back-to-back runs between two events, repeated `repeat` times; returns the
   // median over repeats of the per-run mean.
   Expected<double> time_batched(int warmup, int number, int repeat);

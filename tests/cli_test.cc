@@ -3,7 +3,11 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -13,9 +17,10 @@ struct Result {
   std::string out;  // stdout and stderr
 };
 
-Result ios(const std::string& args) {
+// `redirect`: what happens to stderr (merged into the output by default).
+Result ios(const std::string& args, const std::string& redirect = "2>&1") {
   Result r;
-  FILE* p = popen((std::string(IOS_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = popen((std::string(IOS_BINARY) + " " + args + " " + redirect).c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
@@ -78,6 +83,84 @@ TEST(Cli, AScheduleForAnotherNetworkNamesBothNetworks) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("written for graph 'squeezenet', not 'googlenet'"), std::string::npos) << r.out;
   EXPECT_EQ(ios("validate --model squeezenet --schedule " + file).code, 0);
+}
+
+}  // namespace
+
+namespace {
+
+nlohmann::json parse_or_fail(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON:\n" << text;
+  return j;
+}
+
+TEST(CliJson, OptimizeWritesEveryFigureAsJsonOnStdoutAndTheTextOnStderr) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --quiet --json -", "2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = parse_or_fail(r.out);
+  EXPECT_EQ(j.value("model", ""), "squeezenet");
+  EXPECT_EQ(j.value("policy", ""), "dp_parallel_merge");
+  EXPECT_GT(j.value("latency_ms", 0.0), 0.0);
+  EXPECT_GT(j["dp"].value("states", 0), 0);
+  EXPECT_GT(j["cost_model"].value("stages_costed", 0), 0);
+  EXPECT_GT(j["memory"].value("peak_activation_bytes", 0), 0);
+  const Result text = ios("optimize --model squeezenet --cost-model analytic --quiet --json -", "2>&1 >/dev/null");
+  EXPECT_NE(text.out.find("Model: squeezenet"), std::string::npos) << text.out;
+}
+
+TEST(CliJson, OparaHasNoDpStatisticsAndItsLatencyIsLabelledAnEstimate) {
+  const std::string file = ::testing::TempDir() + "/ios_cli_opara.json";
+  const Result r = ios("optimize --model squeezenet --opt opara --cost-model analytic --quiet --json " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("States:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Stages: 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("streams"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("contention-free estimate"), std::string::npos) << r.out;
+  std::ifstream in(file);
+  const nlohmann::json j = parse_or_fail(std::string(std::istreambuf_iterator<char>(in), {}));
+  EXPECT_FALSE(j.contains("dp"));
+  EXPECT_EQ(j.value("latency_kind", ""), "opara_estimate");
+  EXPECT_GT(j.value("launches", 0), 0);
+}
+
+TEST(CliJson, ValidateReportsTheScheduleAsJson) {
+  const std::string file = ::testing::TempDir() + "/ios_cli_validate_schedule.json";
+  ASSERT_EQ(ios("optimize --model squeezenet --cost-model analytic --quiet --out " + file).code, 0);
+  const Result r = ios("validate --model squeezenet --schedule " + file + " --json -", "2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = parse_or_fail(r.out);
+  EXPECT_TRUE(j.value("valid", false));
+  EXPECT_EQ(j.value("kind", ""), "staged");
+  EXPECT_GT(j.value("stages", 0), 0);
+}
+
+TEST(Cli, ShowMarksBlocksWithoutExplicitParts) {
+  const Result r = ios("show --model squeezenet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  int blocks = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream cols(line);
+    std::string block, ops, parts;
+    cols >> block >> ops >> parts;
+    if (block.empty() || !std::isdigit(static_cast<unsigned char>(block[0]))) continue;
+    ++blocks;
+    EXPECT_NE(parts, "0") << "a parts column of 0 reads as an empty block: " << line;
+  }
+  EXPECT_GT(blocks, 0) << r.out;
+}
+
+TEST(Cli, RunTakesTrtexecTimingFlagsAndExecutionModes) {
+  const Result help = ios("run --help");
+  if (help.code != 0) GTEST_SKIP() << "this build has no GPU runtime";
+  for (const char* flag : {"--warmUp", "--duration", "--exportTimes", "--iterations", "--exec", "--json"})
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << "\n" << help.out;
+  const Result bad = ios("run --model squeezenet --exec eager");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("--exec"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("'eager'"), std::string::npos) << bad.out;
 }
 
 }  // namespace
