@@ -114,7 +114,13 @@ int cmd_models() {
   return 0;
 }
 
-int cmd_show(const Graph& g, const std::string& dot_file) {
+int cmd_show(const Graph& g, const std::string& dot_file, const std::string& schedule_file) {
+  if (!schedule_file.empty()) {
+    Expected<ios::sched::Schedule> s = ios::sched::load_schedule_for(g, schedule_file);
+    if (!s) return fail(s.status());
+    std::printf("%s", ios::sched::describe_schedule(g, *s).c_str());
+    return 0;
+  }
   std::printf("graph %s: %zu blocks, %d ops, %.3f GFLOPs, input %s, output %s\n", g.name.c_str(), g.blocks.size(),
               g.op_count(), g.total_flops() / 1e9, g.input_shape().to_string().c_str(),
               g.output_shape().to_string().c_str());
@@ -683,6 +689,8 @@ int main(int argc, char** argv) {
   show_src.add_to(show);
   std::string dot_file;
   show->add_option("--dot", dot_file, "also write a Graphviz file");
+  std::string show_schedule;
+  show->add_option("--schedule", show_schedule, "list this schedule's stages (or streams) instead, ops by name");
 
   auto* opt = app.add_subcommand("optimize", "schedule a network with a policy");
   OptimizeArgs optimize_args;
@@ -751,7 +759,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("show")) {
     Expected<Graph> g = show_src.load();
     if (!g) return fail(g.status());
-    return cmd_show(*g, dot_file);
+    return cmd_show(*g, dot_file, show_schedule);
   }
   return 0;
 }

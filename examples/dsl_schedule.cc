@@ -1,5 +1,6 @@
 // The README's DSL program: build a small network with the C++ builder, schedule it with IOS-Both under
-// the analytic cost model, and print the stages. Built in CI in-tree and against the installed package.
+// the analytic cost model, and print the stages (ops by the names given here). Built in CI in-tree and against the
+// installed package.
 #include <cstdio>
 
 #include "ir/builder.h"
@@ -9,9 +10,9 @@ int main() {
   using namespace ios::ir;
   GraphBuilder g("tiny", {3, 32, 32});
   g.begin_block();
-  Value a = g.conv(g.input(), Conv(16).kernel(3).pad(1));  // relu by default, as IOS
-  Value b = g.conv(g.input(), Conv(16).kernel(1, 3).pad(0, 1));
-  Value c = g.pool(g.input(), MaxPool(3).stride(1).pad(1));
+  Value a = g.name(g.conv(g.input(), Conv(16).kernel(3).pad(1)), "conv3x3");  // relu by default, as IOS
+  Value b = g.name(g.conv(g.input(), Conv(16).kernel(1, 3).pad(0, 1)), "conv1x3");
+  Value c = g.name(g.pool(g.input(), MaxPool(3).stride(1).pad(1)), "pool");
   Value sum = g.identity(add({a, b}));                 // one term: element-wise sum
   g.end_block(g.identity(cat({sum, c.slice(0, 2)})));  // terms: concatenation
   ios::Expected<Graph> graph = g.build();              // validated, shapes inferred
@@ -28,14 +29,6 @@ int main() {
   }
   std::printf("%s: %d ops, IOS-Both %.3f ms (analytic)\n", graph->name.c_str(), graph->op_count(),
               r->schedule.meta.latency_ms);
-  for (const ios::sched::Stage& st : r->schedule.blocks[0].stages) {
-    std::printf("  %s:", st.kind == ios::sched::StageKind::kMerge ? "merge   " : "parallel");
-    for (const auto& group : st.groups) {
-      std::printf(" [");
-      for (NodeId id : group) std::printf(" %s", graph->node(id).name.c_str());
-      std::printf(" ]");
-    }
-    std::printf("\n");
-  }
+  std::printf("%s", ios::sched::describe_schedule(*graph, r->schedule).c_str());
   return 0;
 }

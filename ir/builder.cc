@@ -58,6 +58,17 @@ void GraphBuilder::end_block(Value exit) {
   block_open_ = false;
 }
 
+Value GraphBuilder::name(Value v, std::string name) {
+  if (v.node < 0 || size_t(v.node) >= graph_.nodes.size() || name.empty()) {
+    if (deferred_.is_ok())
+      deferred_ = error(ErrorCode::kInvalidArgument,
+                        "name('" + name + "'): needs a value of this builder and a non-empty name");
+    return v;
+  }
+  graph_.nodes[size_t(v.node)].name = std::move(name);
+  return v;
+}
+
 Value GraphBuilder::add_node(Op op, Inputs inputs) {
   if (!block_open_ && deferred_.is_ok())
     deferred_ = error(ErrorCode::kInvalidArgument, "op created outside a block (call begin_block first)");

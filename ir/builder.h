@@ -55,6 +55,10 @@ class GraphBuilder {
   Value relu_sep_conv(In in, int out_channels, int kernel, int stride, int pad);  // relu + sep_conv
   Value relu_conv(In in, const ConvAttrs& attrs);                                 // relu + conv
 
+  // Names the op producing `v` (names appear in graph and schedule files, `ios show` and errors; the
+  // default is the node index). Names must be unique; build() says which is not. Returns `v`.
+  Value name(Value v, std::string name);
+
   // Channel count of a value's producer output, for builders that size convolutions from inputs.
   int channels(const In& in) const;
 

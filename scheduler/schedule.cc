@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "common/file_io.h"
 #include "common/json_fields.h"
@@ -363,6 +364,48 @@ Expected<Schedule> load_schedule_for(const ir::Graph& g, const std::string& path
   Expected<Schedule> s = schedule_from_json(g, j);
   if (!s) return s.status().with_context(path);
   return s;
+}
+
+namespace {
+
+std::string op_label(const ir::Graph& g, ir::NodeId id) {
+  const ir::Node& n = g.node(id);
+  return n.name + ":" + ir::op_kind_name(n.kind());
+}
+
+}  // namespace
+
+std::string describe_schedule(const ir::Graph& g, const Schedule& s) {
+  std::ostringstream os;
+  os << "schedule for '" << g.name << "': " << (s.meta.policy.empty() ? "unnamed policy" : s.meta.policy) << ", "
+     << (s.is_stream_level() ? "stream-level" : std::to_string(s.stage_count()) + " stages") << ", predicted latency "
+     << s.meta.latency_ms << " ms";
+  if (!s.meta.precision.empty()) os << " (" << s.meta.precision << ")";
+  os << "\n";
+  if (s.is_stream_level()) {
+    std::map<int, std::vector<ir::NodeId>> by_stream;
+    for (ir::NodeId id : s.streams->launch_order) by_stream[s.streams->stream_of[size_t(id)]].push_back(id);
+    for (const auto& [stream, ops] : by_stream) {
+      os << "stream " << stream << ":";
+      for (ir::NodeId id : ops) os << " " << op_label(g, id);
+      os << "\n";
+    }
+    return os.str();
+  }
+  int index = 0;
+  for (size_t b = 0; b < s.blocks.size(); ++b)
+    for (const Stage& st : s.blocks[b].stages) {
+      os << "block " << b << " stage " << index++ << (st.kind == StageKind::kMerge ? " merge   " : " parallel");
+      for (const auto& group : st.groups) {
+        os << " [";
+        // A merge's convolutions run as one; a parallel group's ops run in order.
+        const char* separator = st.kind == StageKind::kMerge ? " + " : " -> ";
+        for (size_t i = 0; i < group.size(); ++i) os << (i ? separator : "") << op_label(g, group[i]);
+        os << "]";
+      }
+      os << "\n";
+    }
+  return os.str();
 }
 
 }  // namespace ios::sched

@@ -75,6 +75,10 @@ struct LoadedSchedule {
   Schedule schedule;
 };
 Expected<LoadedSchedule> load_schedule(const std::string& path);
+
+// A readable listing: one line per stage ("merge" or "parallel", groups in brackets, ops by name and
+// kind), or per stream for stream-level schedules, after a header with the policy and predicted latency.
+std::string describe_schedule(const ir::Graph& g, const Schedule& s);
 // Reads only the schedule of a file, checked against a graph the caller already has.
 Expected<Schedule> load_schedule_for(const ir::Graph& g, const std::string& path);
 

@@ -135,6 +135,16 @@ TEST(CliJson, ValidateReportsTheScheduleAsJson) {
   EXPECT_GT(j.value("stages", 0), 0);
 }
 
+TEST(Cli, ShowListsAScheduleFilesStages) {
+  const std::string file = ::testing::TempDir() + "/ios_cli_show_schedule.json";
+  ASSERT_EQ(ios("optimize --model squeezenet --cost-model analytic --quiet --out " + file).code, 0);
+  const Result r = ios("show --model squeezenet --schedule " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("schedule for 'squeezenet'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage 0 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(":conv"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ShowMarksBlocksWithoutExplicitParts) {
   const Result r = ios("show --model squeezenet");
   ASSERT_EQ(r.code, 0) << r.out;

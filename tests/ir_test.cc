@@ -20,9 +20,8 @@ TEST(ShapeInference, ConvUsesIosFloorFormula) {
 }
 
 TEST(ShapeInference, ConvWithDilationAndAsymmetricKernel) {
-  auto g = single_op({4, 17, 17}, [](GraphBuilder& b, Value v) {
-    return b.conv(v, Conv(8).kernel(1, 7).pad(0, 3).dilation(1, 2));
-  });
+  auto g = single_op({4, 17, 17},
+                     [](GraphBuilder& b, Value v) { return b.conv(v, Conv(8).kernel(1, 7).pad(0, 3).dilation(1, 2)); });
   ASSERT_TRUE(g);
   EXPECT_EQ(g->output_shape(), (Shape{8, 17, 11}));  // 17 + 6 - 2*6 - 1 = 10, /1 + 1
 }
@@ -151,6 +150,40 @@ TEST(Graph, ProducersAndConsumersOfDiamond) {
   auto consumers = g.consumers();
   EXPECT_EQ(consumers[0], (std::vector<NodeId>{1, 2}));
   EXPECT_EQ(consumers[1], (std::vector<NodeId>{3}));
+}
+
+}  // namespace
+}  // namespace ios::ir
+
+namespace ios::ir {
+namespace {
+
+TEST(BuilderNames, NamedOpsKeepTheirNamesInTheGraphAndDuplicatesAreRejected) {
+  GraphBuilder b("named", {4, 8, 8});
+  b.begin_block();
+  Value stem = b.name(b.conv(b.input(), Conv(4)), "stem");
+  b.end_block(b.name(b.conv(stem, Conv(4)), "head"));
+  auto g = b.build();
+  ASSERT_TRUE(g) << g.status().to_string();
+  EXPECT_EQ(g->node(1).name, "stem");
+  EXPECT_EQ(*g->find("head"), 2);
+
+  GraphBuilder dup("dup", {4, 8, 8});
+  dup.begin_block();
+  Value x = dup.name(dup.conv(dup.input(), Conv(4)), "x");
+  dup.end_block(dup.name(dup.conv(x, Conv(4)), "x"));
+  auto bad = dup.build();
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("'x' is used twice"), std::string::npos) << bad.status().to_string();
+}
+
+TEST(BuilderNames, AnEmptyNameIsAnError) {
+  GraphBuilder b("empty", {4, 8, 8});
+  b.begin_block();
+  b.end_block(b.name(b.conv(b.input(), Conv(4)), ""));
+  auto g = b.build();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("non-empty name"), std::string::npos) << g.status().to_string();
 }
 
 }  // namespace

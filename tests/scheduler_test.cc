@@ -570,3 +570,38 @@ TEST(Greedy, IsLinearInChainLength) {
 
 }  // namespace
 }  // namespace ios::sched
+
+namespace ios::sched {
+namespace {
+
+TEST(DescribeSchedule, ListsEveryStageWithOpsByNameAndKind) {
+  const ir::Graph g = testing::inception_block();
+  AnalyticCostModel model;
+  auto r = optimize(g, OptimizeOptions{}, model);
+  ASSERT_TRUE(r);
+  const std::string text = describe_schedule(g, r->schedule);
+  EXPECT_NE(text.find("schedule for 'inception_block'"), std::string::npos) << text;
+  EXPECT_NE(text.find(":conv"), std::string::npos) << text;
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  EXPECT_EQ(lines, 1 + r->schedule.stage_count()) << text;
+  for (const ir::Node& n : g.nodes)
+    if (n.kind() != ir::OpKind::kInput) {
+      EXPECT_NE(text.find(n.name + ":"), std::string::npos) << n.name;
+    }
+}
+
+TEST(DescribeSchedule, StreamSchedulesAreListedPerStream) {
+  const ir::Graph g = testing::inception_block();
+  AnalyticCostModel model;
+  OptimizeOptions o;
+  o.policy = Policy::kOpara;
+  auto r = optimize(g, o, model);
+  ASSERT_TRUE(r);
+  const std::string text = describe_schedule(g, r->schedule);
+  EXPECT_NE(text.find("stream-level"), std::string::npos) << text;
+  EXPECT_NE(text.find("stream 0:"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace ios::sched
