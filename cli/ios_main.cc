@@ -731,6 +731,10 @@ int main(int argc, char** argv) {
                   "instead of timing: N replays with random delays before every plan step, each output compared "
                   "bit for bit with the unperturbed run (exit 3 if any differs)")
       ->check(CLI::Range(0, 100000));
+#else
+  // Listed so that `ios run` says why it cannot run here rather than printing the general help.
+  auto* run = app.add_subcommand("run", "execute a network on the GPU (not in this build: no GPU runtime)");
+  run->allow_extras();
 #endif
 
   CLI11_PARSE(app, argc, argv);
@@ -740,6 +744,10 @@ int main(int argc, char** argv) {
   }
 #ifdef IOS_WITH_RUNTIME
   if (app.got_subcommand("run")) return cmd_run(run_args);
+#else
+  if (app.got_subcommand("run"))
+    return fail(ios::error(ios::ErrorCode::kUnavailable,
+                           "ios run needs the GPU runtime, which this build does not include (configure with CUDA)"));
 #endif
 
   if (app.got_subcommand("optimize")) return cmd_optimize(optimize_args);
