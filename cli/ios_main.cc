@@ -71,12 +71,6 @@ struct Report {
   }
 };
 
-int stream_count(const ios::sched::Schedule& s) {
-  int n = 0;
-  for (int st : s.streams->stream_of) n = std::max(n, st + 1);
-  return n;
-}
-
 bool is_dp(ios::sched::Policy p) {
   return p == ios::sched::Policy::kDpBoth || p == ios::sched::Policy::kDpParallel || p == ios::sched::Policy::kDpMerge;
 }
@@ -293,7 +287,8 @@ Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
 
 // IOS's summary line, the search's statistics (DP policies only) and the memory plan, as text and JSON.
 void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, const ios::sched::OptimizeResult& r,
-                    const ios::sched::StageCache& cache, const ios::sched::MemoryPlan& memory) {
+                    const ios::sched::StageCache& cache, const ios::sched::ExecutionPlan& plan,
+                    const ios::sched::MemoryPlan& memory) {
   const auto& sched = r.schedule;
   FILE* out = a.report.text();
   // Opara's figure is its own contention-free estimate: say so rather than print it as a DP optimum.
@@ -306,7 +301,7 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                  static_cast<long long>(r.stats.states), static_cast<long long>(r.stats.transitions),
                  static_cast<long long>(r.stats.stages_costed));
   if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
-    std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), stream_count(sched));
+    std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), plan.streams);
   } else {
     std::fprintf(out, "Stages: %d | ", sched.stage_count());
   }
@@ -329,7 +324,7 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
   j["latency_kind"] = opara ? "opara_estimate" : "cost_model_sum";
   if (sched.is_stream_level()) {
     j["launches"] = sched.streams->launch_order.size();
-    j["streams"] = stream_count(sched);
+    j["streams"] = plan.streams;
   } else {
     j["stages"] = sched.stage_count();
   }
@@ -392,7 +387,7 @@ int cmd_optimize(OptimizeArgs& a) {
   memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
-  print_optimize(a, *g, *policy, *result, cache, *memory);
+  print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
   if (!a.out.empty()) {

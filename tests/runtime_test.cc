@@ -30,6 +30,20 @@ namespace {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
 
 const std::vector<std::string> kPrecisions = {"fp32", "tf32", "fp16", "bf16"};
+const std::vector<sched::Policy> kPolicies = {sched::Policy::kSequential, sched::Policy::kGreedy,
+                                              sched::Policy::kDpMerge,    sched::Policy::kDpParallel,
+                                              sched::Policy::kDpBoth,     sched::Policy::kOpara};
+
+// The plan of `policy`'s schedule from the analytic cost model (deterministic: the same plan on any machine).
+Expected<sched::ExecutionPlan> analytic_plan(const ir::Graph& g, sched::Policy policy, sched::ExecMode mode,
+                                             int max_part_size = sched::OptimizeOptions{}.max_part_size) {
+  sched::AnalyticCostModel model;
+  sched::OptimizeOptions o;
+  o.policy = policy;
+  o.max_part_size = max_part_size;
+  ASSIGN_OR_RETURN(sched::OptimizeResult r, sched::optimize(g, o, model));
+  return sched::compile_plan(g, r.schedule, mode);
+}
 
 ExecConfig config_of(const std::string& precision, const std::string& layout, int batch) {
   return *make_exec_config(precision, layout, batch);
@@ -94,14 +108,8 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
   SKIP_WITHOUT_GPU();
   const Case c = GetParam();
   Reference& ref = reference_for(c.model);
-  sched::AnalyticCostModel model;
-  sched::OptimizeOptions options;
-  options.policy = c.policy;
-  options.max_part_size = 50;
-  auto r = sched::optimize(ref.graph, options, model);
-  ASSERT_TRUE(r) << r.status().to_string();
-  auto plan = sched::compile_plan(ref.graph, r->schedule, c.mode);
-  ASSERT_TRUE(plan);
+  auto plan = analytic_plan(ref.graph, c.policy, c.mode, 50);
+  ASSERT_TRUE(plan) << plan.status().to_string();
   const std::string label = sched::policy_flag_name(c.policy) + "/" + sched::exec_mode_name(c.mode);
   for (const std::string& precision : kPrecisions)
     for (int batch : {1, 4}) {
@@ -139,8 +147,7 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const char* m : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet"})
-    for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
-                            sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara})
+    for (sched::Policy p : kPolicies)
       for (sched::ExecMode mode :
            {sched::ExecMode::kStaged, sched::ExecMode::kDataflow, sched::ExecMode::kDataflowOrdered})
         cases.push_back({m, p, mode});
@@ -336,15 +343,9 @@ TEST(GpuChaos, PerturbedReplaysMatchTheUnperturbedRunBitForBit) {
   SKIP_WITHOUT_GPU();
   for (const char* name : {"squeezenet", "googlenet"}) {
     Reference& ref = reference_for(name);
-    sched::AnalyticCostModel model;
-    for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
-                            sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara}) {
-      sched::OptimizeOptions o;
-      o.policy = p;
-      auto r = sched::optimize(ref.graph, o, model);
-      ASSERT_TRUE(r) << r.status().to_string();
-      auto plan = sched::compile_plan(ref.graph, r->schedule);
-      ASSERT_TRUE(plan);
+    for (sched::Policy p : kPolicies) {
+      auto plan = analytic_plan(ref.graph, p, sched::ExecMode::kStaged);
+      ASSERT_TRUE(plan) << plan.status().to_string();
       for (const std::string& precision : kPrecisions) {
         const int differing = chaos_differences(ref.graph, ref.weights, *plan, config_of(precision, "auto", 1), 20);
         EXPECT_EQ(differing, 0) << name << " " << sched::policy_flag_name(p) << " " << precision;
@@ -359,16 +360,9 @@ TEST(GpuChaos, DataflowGraphsStayBitIdenticalOverAHundredPerturbedReplays) {
   SKIP_WITHOUT_GPU();
   for (const char* name : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet"}) {
     Reference& ref = reference_for(name);
-    sched::AnalyticCostModel model;
-    for (sched::Policy p : {sched::Policy::kSequential, sched::Policy::kGreedy, sched::Policy::kDpMerge,
-                            sched::Policy::kDpParallel, sched::Policy::kDpBoth, sched::Policy::kOpara}) {
-      sched::OptimizeOptions o;
-      o.policy = p;
-      o.max_part_size = 50;
-      auto r = sched::optimize(ref.graph, o, model);
-      ASSERT_TRUE(r) << r.status().to_string();
-      auto plan = sched::compile_plan(ref.graph, r->schedule, sched::ExecMode::kDataflow);
-      ASSERT_TRUE(plan);
+    for (sched::Policy p : kPolicies) {
+      auto plan = analytic_plan(ref.graph, p, sched::ExecMode::kDataflow, 50);
+      ASSERT_TRUE(plan) << plan.status().to_string();
       for (const char* precision : {"fp32", "bf16"}) {
         const int differing = chaos_differences(ref.graph, ref.weights, *plan, config_of(precision, "auto", 1), 100);
         EXPECT_EQ(differing, 0) << name << " " << sched::policy_flag_name(p) << " dataflow " << precision;
