@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "common/file_io.h"
+#include "common/tensor_file.h"
+#include "frontends/onnx/onnx_import.h"
 #include "ir/json_io.h"
 #include "models/models.h"
 #include "reference/reference_executor.h"
@@ -75,27 +77,91 @@ bool is_dp(ios::sched::Policy p) {
   return p == ios::sched::Policy::kDpBoth || p == ios::sched::Policy::kDpParallel || p == ios::sched::Policy::kDpMerge;
 }
 
+// A network and, where the source has them, its own weights (ONNX initializers, --weights); other
+// networks run with the seeded weights of ir/weights.h.
+struct LoadedModel {
+  Graph graph;
+  std::optional<ios::ir::Weights> own_weights;
+  std::vector<std::string> notes;  // what an import folded or dropped
+  ios::ir::Weights weights() const { return own_weights ? *own_weights : ios::ir::make_weights(graph); }
+};
+
 struct GraphSource {
   std::string model;
   std::string graph_file;
+  std::string onnx_file;
+  std::string weights_file;
   ios::models::ModelOptions options;
 
   void add_to(CLI::App* cmd) {
     auto* m = cmd->add_option("--model", model, "network name (see `ios models`)");
     auto* f = cmd->add_option("--graph", graph_file, "graph file in IOS's JSON format");
-    m->excludes(f);
+    auto* o = cmd->add_option("--onnx", onnx_file, "ONNX model (opsets 11-21), run with its own weights");
+    m->excludes(f)->excludes(o);
+    f->excludes(o);
+    cmd->add_option("--weights", weights_file, "weights file for --model/--graph (from `ios import --weights-out`)")
+        ->excludes(o);
     cmd->add_option("--randwire-graphs", options.randwire_graphs_dir,
                     "folder holding IOS's four RandWire graph files (ws-*.txt)");
     cmd->add_option("--nasnet-filters", options.nasnet_filters, "NasNet filters (IOS: 168; issue #20 uses 32)");
     cmd->add_option("--nasnet-stem-filters", options.nasnet_stem_filters, "NasNet stem filters (IOS: 96)");
   }
 
+  // The graph, and the weights the source brings (--onnx, --weights: read and checked here).
+  Expected<LoadedModel> load_model() const {
+    LoadedModel m;
+    if (!onnx_file.empty()) {
+      auto imported = ios::onnx_import::import_file(onnx_file);
+      if (!imported) return imported.status();
+      m.graph = std::move(imported->graph);
+      m.own_weights = std::move(imported->weights);
+      m.notes = std::move(imported->notes);
+      return m;
+    }
+    auto g = !graph_file.empty() ? ios::ir::load_graph(graph_file)
+             : model.empty()     ? Expected<Graph>(ios::error(ios::ErrorCode::kInvalidArgument,
+                                                              "give --model NAME, --graph FILE or --onnx FILE"))
+                                 : ios::models::build_model(model, options);
+    if (!g) return g.status();
+    m.graph = std::move(*g);
+    if (!weights_file.empty()) {
+      auto w = ios::ir::load_weights(m.graph, weights_file);
+      if (!w) return w.status();
+      m.own_weights = std::move(*w);
+    }
+    return m;
+  }
+
   Expected<Graph> load() const {
-    if (!graph_file.empty()) return ios::ir::load_graph(graph_file);
-    if (model.empty()) return ios::error(ios::ErrorCode::kInvalidArgument, "give --model NAME or --graph FILE");
-    return ios::models::build_model(model, options);
+    auto m = load_model();
+    if (!m) return m.status();
+    return std::move(m->graph);
   }
 };
+
+// `ios import`: an ONNX model as an IOS graph file and a weights file, with what the import did.
+int cmd_import(const std::string& onnx_file, const std::string& out, const std::string& weights_out) {
+  const auto start = std::chrono::steady_clock::now();
+  auto m = ios::onnx_import::import_file(onnx_file);
+  if (!m) return fail(m.status());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const Graph& g = m->graph;
+  std::printf(
+      "imported %s (opset %d) in %.2f s: %d ops in %zu blocks, %.3f GFLOPs, %.1f M parameters, input %s, "
+      "output %s\n",
+      onnx_file.c_str(), m->opset, seconds, g.op_count(), g.blocks.size(), g.total_flops() / 1e9,
+      m->weights.parameter_count() / 1e6, g.input_shape().to_string().c_str(), g.output_shape().to_string().c_str());
+  for (const auto& note : m->notes) std::printf("  %s\n", note.c_str());
+  if (!out.empty()) {
+    if (Status s = ios::write_text_file(out, ios::ir::graph_to_json(g).dump(1) + "\n"); !s) return fail(s);
+    std::printf("wrote %s\n", out.c_str());
+  }
+  if (!weights_out.empty()) {
+    if (Status s = ios::ir::save_weights(m->weights, weights_out); !s) return fail(s);
+    std::printf("wrote %s\n", weights_out.c_str());
+  }
+  return 0;
+}
 
 int cmd_models() {
   std::printf("%-14s %7s %5s %9s %8s  %s\n", "name", "blocks", "ops", "GFLOPs", "input", "description");
@@ -428,6 +494,7 @@ struct RunArgs {
   std::string exec = "staged";
   bool check = false, no_graph = false, no_fused_sums = false;
   std::string trace_file;
+  std::string input_file, output_file;
 };
 
 void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, Report& report) {
@@ -592,12 +659,19 @@ Status report_trace(const RunArgs& a, const Graph& g, ios::rt::Executor& exec, i
   return Status::ok();
 }
 
+// The batch the run feeds: --input's file, else the seeded input of ir/weights.h.
+Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int batch) {
+  if (a.input_file.empty()) return ios::ir::make_input(g.input_shape(), batch, 1);
+  return ios::read_tensor_file(a.input_file, batch * g.input_shape().numel());
+}
+
 int cmd_run(RunArgs& a) {
   Report& report = a.opt.report;
   auto mode = ios::sched::parse_exec_mode(a.exec);  // flags first: a typo is reported on any machine
   if (!mode) return fail(mode.status().with_context("--exec"));
-  Expected<Graph> g = a.opt.src.load();
-  if (!g) return fail(g.status());
+  Expected<LoadedModel> model = a.opt.src.load_model();
+  if (!model) return fail(model.status());
+  const Graph* g = &model->graph;
   if (Status s = ios::rt::require_gpu(); !s) return fail(s);
   auto session = make_session(a.opt);
   if (!session) return fail(session.status());
@@ -608,7 +682,7 @@ int cmd_run(RunArgs& a) {
   if (!schedule) return fail(schedule.status());
   auto plan = ios::sched::compile_plan(*g, *schedule, *mode);
   if (!plan) return fail(plan.status());
-  const ios::ir::Weights weights = ios::ir::make_weights(*g);
+  const ios::ir::Weights weights = model->weights();
   ios::rt::ExecutorOptions options;
   options.config = session->config;
   options.context = *context;
@@ -625,8 +699,9 @@ int cmd_run(RunArgs& a) {
   auto exec = ios::rt::Executor::create(*g, weights, *plan, options);
   if (!exec) return fail(exec.status());
   const ios::ExecConfig& config = options.config;
-  const auto input = ios::ir::make_input(g->input_shape(), config.batch, 1);
-  if (Status s = (*exec)->set_input(input); !s) return fail(s);
+  auto input = run_input(a, *g, config.batch);
+  if (!input) return fail(input.status());
+  if (Status s = (*exec)->set_input(*input); !s) return fail(s);
   std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
                ios::layout_name(config.layout), mode_text(**exec, a).c_str());
@@ -639,7 +714,7 @@ int cmd_run(RunArgs& a) {
                       {"exec", a.exec}});
   std::vector<float> output;
   if (a.chaos > 0) {
-    if (int rc = run_chaos(**exec, input, a.chaos, output, report); rc != 0) return report.finish(rc);
+    if (int rc = run_chaos(**exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
   } else {
     const ios::rt::TimingOptions timing{a.warmup, a.warmup_ms, a.iters, a.duration_s};
     auto t = (*exec)->time(timing);
@@ -647,16 +722,24 @@ int cmd_run(RunArgs& a) {
     if (Status s = report_timing(a, **exec, **context, *plan, *t, report); !s) return fail(s);
     if (profiler)
       if (Status s = report_trace(a, *g, **exec, *profiler, *plan, report); !s) return fail(s);
-    if (a.check) {
+    if (a.check || !a.output_file.empty()) {
       if (Status s = (*exec)->poison_activations(); !s) return fail(s);
-      if (Status s = (*exec)->set_input(input); !s) return fail(s);
+      if (Status s = (*exec)->set_input(*input); !s) return fail(s);
       if (Status s = (*exec)->run(); !s) return fail(s);
       auto gpu = (*exec)->output();
       if (!gpu) return fail(gpu.status());
       output = std::move(*gpu);
     }
   }
-  return report.finish(a.check ? check_output(*g, weights, input, output, config, report) : 0);
+  if (!a.output_file.empty()) {
+    const ios::ir::Shape out = g->output_shape();
+    if (Status s = ios::write_tensor_file(a.output_file, output, {config.batch, out.c, out.h, out.w}); !s)
+      return fail(s);
+    std::fprintf(report.text(), "wrote %s (%d x %s float32)\n", a.output_file.c_str(), config.batch,
+                 out.to_string().c_str());
+    report.json["output_file"] = a.output_file;
+  }
+  return report.finish(a.check ? check_output(*g, weights, *input, output, config, report) : 0);
 }
 #endif
 
@@ -678,6 +761,14 @@ int main(int argc, char** argv) {
   exp->add_option("--randwire-graphs", export_src.options.randwire_graphs_dir, "IOS RandWire graph folder");
   exp->add_option("--batch", export_batch, "batch size recorded in the file")->check(CLI::Range(1, 65536));
   exp->add_option("--out", export_out, "output JSON file")->required();
+
+  auto* imp = app.add_subcommand("import", "translate an ONNX model into an IOS graph file and a weights file");
+  std::string import_onnx, import_out, import_weights;
+  bool list_ops = false;
+  imp->add_option("--onnx", import_onnx, "ONNX model file (external data files beside it)");
+  imp->add_option("--out", import_out, "write the graph (IOS JSON)");
+  imp->add_option("--weights-out", import_weights, "write the model's weights (for --graph FILE --weights FILE)");
+  imp->add_flag("--list-ops", list_ops, "list the ONNX operators the importer supports");
 
   auto* show = app.add_subcommand("show", "summarise a network or graph file");
   GraphSource show_src;
@@ -713,6 +804,9 @@ int main(int argc, char** argv) {
                   "keep timing until at least this many seconds have passed (trtexec)")
       ->check(CLI::Range(0.0, 86400.0));
   run->add_option("--exportTimes", run_args.export_times, "write every timed inference's latency as JSON (trtexec)");
+  run->add_option("--input", run_args.input_file,
+                  "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
+  run->add_option("--output", run_args.output_file, "write the output batch: .npy, or raw float32 for other names");
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
   run->add_option("--exec", run_args.exec,
@@ -749,6 +843,14 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("validate")) return cmd_validate(validate_src, validate_file, validate_report);
 
   if (app.got_subcommand("models")) return cmd_models();
+  if (app.got_subcommand("import")) {
+    if (list_ops) {
+      for (const auto& op : ios::onnx_import::supported_ops()) std::printf("%s\n", op.c_str());
+      return 0;
+    }
+    if (import_onnx.empty()) return fail(ios::error(ios::ErrorCode::kInvalidArgument, "ios import: give --onnx FILE"));
+    return cmd_import(import_onnx, import_out, import_weights);
+  }
   if (app.got_subcommand("export")) {
     Expected<Graph> g = export_src.load();
     if (!g) return fail(g.status());

@@ -27,6 +27,8 @@ const char* act_name(Act act) {
       return "sigmoid";
     case Act::kTanh:
       return "tanh";
+    case Act::kRelu6:
+      return "relu6";
   }
   return "?";
 }
@@ -50,6 +52,7 @@ std::optional<Act> parse_act(const std::string& s) {
   if (s == "relu") return Act::kRelu;
   if (s == "sigmoid") return Act::kSigmoid;
   if (s == "tanh") return Act::kTanh;
+  if (s == "relu6") return Act::kRelu6;
   return std::nullopt;
 }
 

@@ -27,11 +27,11 @@ struct Shape {
   std::string to_string() const;
 };
 
-enum class Act : uint8_t { kNone, kRelu, kSigmoid, kTanh };
+enum class Act : uint8_t { kNone, kRelu, kSigmoid, kTanh, kRelu6 };  // relu6: min(max(x, 0), 6)
 enum class PoolKind : uint8_t { kMax, kAvg, kGlobalMax, kGlobalAvg };
 enum class ElementOp : uint8_t { kAdd, kMul };
 
-const char* act_name(Act act);  // IOS spelling: identity, relu, sigmoid, tanh
+const char* act_name(Act act);  // IOS spelling: identity, relu, sigmoid, tanh (and relu6)
 const char* pool_kind_name(PoolKind kind);
 std::optional<Act> parse_act(const std::string& s);
 std::optional<PoolKind> parse_pool_kind(const std::string& s);
@@ -63,6 +63,7 @@ struct PoolAttrs {
   PoolKind kind = PoolKind::kMax;
   int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
   bool ceil_mode = false;  // PyTorch's ceil_mode (GoogLeNet); IOS always floors
+  bool count_include_pad = true;  // average: padded cells count in the divisor (PyTorch's default, ONNX's not)
 
   PoolAttrs& kernel(int h, int w) { kh = h, kw = w; return *this; }
   PoolAttrs& kernel(int k) { return kernel(k, k); }
@@ -71,6 +72,7 @@ struct PoolAttrs {
   PoolAttrs& pad(int h, int w) { ph = h, pw = w; return *this; }
   PoolAttrs& pad(int p) { return pad(p, p); }
   PoolAttrs& ceil(bool c = true) { ceil_mode = c; return *this; }
+  PoolAttrs& include_pad(bool i) { count_include_pad = i; return *this; }
   bool is_global() const { return kind == PoolKind::kGlobalMax || kind == PoolKind::kGlobalAvg; }
   bool operator==(const PoolAttrs&) const = default;
 };

@@ -38,7 +38,8 @@ json attrs_to_json(const SubOp& step) {
                                {"kernel", pair(p.kh, p.kw)},
                                {"stride", pair(p.sh, p.sw)},
                                {"padding", pair(p.ph, p.pw)},
-                               {"ceil_mode", p.ceil_mode}};
+                               {"ceil_mode", p.ceil_mode},
+                               {"count_include_pad", p.count_include_pad}};
                  },
                  [](const ActivationAttrs& a) {
                    return json{{"type", "activation"}, {"act_type", act_name(a.activation)}, {"inplace", false}};
@@ -235,6 +236,7 @@ class Reader {
       p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second);
       if (p.is_global()) p.kernel(1).stride(1).pad(0);
       ASSIGN_OR_RETURN(p.ceil_mode, get_bool(j, "ceil_mode", where, false));
+      ASSIGN_OR_RETURN(p.count_include_pad, get_bool(j, "count_include_pad", where, true));
       return SubOp{p};
     }
     if (type == "relu") return SubOp{ActivationAttrs{Act::kRelu}};

@@ -25,6 +25,8 @@ float activate(Act act, float x) {
       return 1.f / (1.f + std::exp(-x));
     case Act::kTanh:
       return std::tanh(x);
+    case Act::kRelu6:
+      return std::min(std::max(x, 0.f), 6.f);
   }
   return x;
 }
@@ -79,12 +81,13 @@ void pool_forward(const ir::PoolAttrs& p, const Tensor& in, Tensor& out) {
       float* dst = out.sample(b) + static_cast<size_t>(ch) * os.h * os.w;
       for (int oy = 0; oy < os.h; ++oy)
         for (int ox = 0; ox < os.w; ++ox) {
-          // PyTorch semantics: padded cells count in the average (count_include_pad), windows that
-          // stick out past the padding (ceil mode) do not.
+          // PyTorch semantics: with count_include_pad, padded cells count in the average but windows
+          // that stick out past the padding (ceil mode) do not; without it only input cells count.
           int y0 = oy * sh - ph, x0 = ox * sw - pw;
           int y1 = std::min(y0 + kh, is.h + ph), x1 = std::min(x0 + kw, is.w + pw);
-          const int divisor = (y1 - y0) * (x1 - x0);
+          const int padded_area = (y1 - y0) * (x1 - x0);
           y0 = std::max(y0, 0), x0 = std::max(x0, 0), y1 = std::min(y1, is.h), x1 = std::min(x1, is.w);
+          const int divisor = p.count_include_pad ? padded_area : (y1 - y0) * (x1 - x0);
           double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
           for (int y = y0; y < y1; ++y)
             for (int x = x0; x < x1; ++x) {

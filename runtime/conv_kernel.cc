@@ -152,6 +152,8 @@ fe::PointwiseMode_t act_mode(ir::Act a) {
       return fe::PointwiseMode_t::SIGMOID_FWD;
     case ir::Act::kTanh:
       return fe::PointwiseMode_t::TANH_FWD;
+    case ir::Act::kRelu6:
+      return fe::PointwiseMode_t::RELU_FWD;  // with its upper clip set at 6 (make_graph)
     case ir::Act::kNone:
       break;
   }
@@ -192,8 +194,11 @@ Expected<std::shared_ptr<fe::graph::Graph>> make_graph(cudnnHandle_t handle, con
                               .set_stride({a.out_channels, 1, a.out_channels, a.out_channels}));
     y = g->pointwise(y, bias, fe::graph::Pointwise_attributes().set_name("bias").set_mode(fe::PointwiseMode_t::ADD));
   }
-  if (fused && a.activation != ir::Act::kNone)
-    y = g->pointwise(y, fe::graph::Pointwise_attributes().set_name("act").set_mode(act_mode(a.activation)));
+  if (fused && a.activation != ir::Act::kNone) {
+    auto act = fe::graph::Pointwise_attributes().set_name("act").set_mode(act_mode(a.activation));
+    if (a.activation == ir::Act::kRelu6) act.set_relu_upper_clip(6.f);
+    y = g->pointwise(y, act);
+  }
   if (fused && spec.z) {
     auto z = g->tensor(fe::graph::Tensor_attributes()
                            .set_name("z")
@@ -479,6 +484,8 @@ int act_code(ir::Act a) {
       return 2;
     case ir::Act::kTanh:
       return 3;
+    case ir::Act::kRelu6:
+      return 4;
   }
   return 0;
 }

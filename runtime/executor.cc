@@ -191,8 +191,8 @@ struct Executor::Impl {
     const Status launched =
         std::visit(Overloaded{[&](const ir::PoolAttrs& a) -> Status {
                                 const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
-                                PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max};
-                                if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max};
+                                PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max, a.count_include_pad};
+                                if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max, true};
                                 launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
                                             PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
                                 return Status::ok();

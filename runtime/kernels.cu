@@ -83,6 +83,7 @@ __global__ void bias_act_kernel(DevTensor x, const T* bias, Extent e, int act) {
     if (act == 1) v = v > 0.f ? v : 0.f;
     else if (act == 2) v = 1.f / (1.f + __expf(-v));
     else if (act == 3) v = tanhf(v);
+    else if (act == 4) v = fminf(fmaxf(v, 0.f), 6.f);
     ref = from_float<T>(v);
   }
 }
@@ -95,8 +96,9 @@ __global__ void pool_kernel(DevTensor in, DevTensor out, Extent e, PoolShape s, 
     const T* src = static_cast<const T*>(in.data) + k.b * in.n + k.c * in.c_stride;
     int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
     int y1 = min(y0 + p.kh, s.in_h + p.ph), x1 = min(x0 + p.kw, s.in_w + p.pw);
-    const int divisor = (y1 - y0) * (x1 - x0);
+    const int padded_area = (y1 - y0) * (x1 - x0);
     y0 = max(y0, 0), x0 = max(x0, 0), y1 = min(y1, s.in_h), x1 = min(x1, s.in_w);
+    const int divisor = p.count_include_pad ? padded_area : (y1 - y0) * (x1 - x0);
     float acc = p.is_max ? -FLT_MAX : 0.f;
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {

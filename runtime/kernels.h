@@ -33,12 +33,13 @@ void launch_gather(DataType t, const DevTensor* sources, int num_sources, const 
 // dst *= src elementwise.
 void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream);
 
-// x = act(x + bias[c]); act: 0 none, 1 relu, 2 sigmoid, 3 tanh; bias (storage type) may be null.
+// x = act(x + bias[c]); act: 0 none, 1 relu, 2 sigmoid, 3 tanh, 4 relu6; bias (storage type) may be null.
 void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Extent& e, int act, cudaStream_t stream);
 
 struct PoolParams {
   int kh, kw, sh, sw, ph, pw;
   bool is_max;
+  bool count_include_pad;
 };
 struct PoolShape {
   int in_h, in_w, out_h, out_w;

@@ -4,6 +4,8 @@ find_package(Boost 1.74 REQUIRED)  # Boost.Graph is header-only
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)  # libonnx-dev: the ModelProto classes of the ONNX front end
 if(IOS_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -1,0 +1,898 @@
+#include "frontends/onnx/onnx_import.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "common/file_io.h"
+#include "common/limits.h"
+#include "frontends/onnx/onnx_tensors.h"
+#include "ir/auto_blocks.h"
+
+namespace ios::onnx_import {
+
+namespace {
+
+using ir::NodeId;
+
+// An activation tensor as the IR reads it: terms concatenated on channels, each a sum of values.
+// Sums and concats stay lazy until an op needs one node (the IR reads them in its inputs).
+struct Activation {
+  ir::Inputs terms;
+  bool flat = false;  // after Flatten / Reshape to (N, C*H*W): only Gemm / MatMul and element ops read it
+};
+
+Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
+
+class Importer {
+ public:
+  Importer(const onnx::GraphProto& graph, int opset, std::string base_dir)
+      : graph_(graph), opset_(opset), base_dir_(std::move(base_dir)) {}
+
+  Expected<ImportedModel> run(const std::string& name);
+
+  using Handler = Status (Importer::*)(const onnx::NodeProto&);
+  static const std::map<std::string, Handler>& handlers();
+
+ private:
+  // Graph-level steps.
+  Status read_initializers();
+  Status read_input();
+  Expected<std::vector<const onnx::NodeProto*>> live_nodes_in_order();
+  Status finish_output();
+
+  // One handler per op type.
+  Status conv(const onnx::NodeProto& n);
+  Status batch_norm(const onnx::NodeProto& n);
+  Status relu(const onnx::NodeProto& n) { return activation(n, ir::Act::kRelu); }
+  Status sigmoid(const onnx::NodeProto& n) { return activation(n, ir::Act::kSigmoid); }
+  Status tanh(const onnx::NodeProto& n) { return activation(n, ir::Act::kTanh); }
+  Status clip(const onnx::NodeProto& n);
+  Status max_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kMax); }
+  Status avg_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kAvg); }
+  Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
+  Status global_avg_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalAvg); }
+  Status concat(const onnx::NodeProto& n);
+  Status add(const onnx::NodeProto& n);
+  Status mul(const onnx::NodeProto& n);
+  Status flatten(const onnx::NodeProto& n);
+  Status reshape(const onnx::NodeProto& n);
+  Status gemm(const onnx::NodeProto& n);
+  Status matmul(const onnx::NodeProto& n);
+  Status pass_through(const onnx::NodeProto& n);
+  Status constant(const onnx::NodeProto& n);
+
+  Status activation(const onnx::NodeProto& n, ir::Act act);
+  Status pool(const onnx::NodeProto& n, ir::PoolKind kind);
+  Status global_pool(const onnx::NodeProto& n, ir::PoolKind kind);
+  Status linear(const onnx::NodeProto& n, const Activation& x, std::vector<float> weight, int out,
+                const std::vector<float>* bias);
+  Status channel_affine(const onnx::NodeProto& n, const Activation& x, const std::vector<float>* scale,
+                        const std::vector<float>* shift);
+
+  // Inputs and outputs of a node.
+  bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
+  Expected<const Activation*> act_input(const onnx::NodeProto& n, int i) const;
+  Expected<const Constant*> const_input(const onnx::NodeProto& n, int i) const;
+  Status only_first_output_used(const onnx::NodeProto& n) const;
+  void define(const std::string& name, Activation a);
+  void consume(const Activation& a);
+  int uses(const std::string& name) const;
+
+  // IR construction.
+  Expected<ir::Value> emit(const std::string& name, ir::Op op, ir::Inputs inputs, ir::ParamTensor params = {});
+  Expected<ir::Value> materialize(const Activation& a, const std::string& name);
+  Expected<ir::Term> one_term(const Activation& a, const std::string& name);
+  ir::Shape shape_of(const ir::Inputs& terms) const;
+  int channels_of(const Activation& a) const;
+  NodeId foldable(const Activation& a) const;
+  std::string unique_name(const std::string& wanted);
+  Expected<std::vector<float>> per_channel(const Constant& c, const Activation& x, int channels) const;
+
+  const onnx::GraphProto& graph_;
+  const int opset_;
+  const std::string base_dir_;
+  ir::Graph g_;
+  ir::Weights w_;
+  std::unordered_map<std::string, Constant> consts_;
+  std::unordered_map<std::string, Activation> acts_;
+  std::unordered_map<std::string, int> uses_;  // readers of each tensor name (the graph output counts)
+  std::vector<int> pending_;                   // per IR node: reads still to come through any tensor
+  std::set<std::string> names_;
+  std::map<std::string, int> counts_;  // what was folded / dropped, for the notes
+};
+
+const std::map<std::string, Importer::Handler>& Importer::handlers() {
+  static const std::map<std::string, Handler> table = {
+      {"Conv", &Importer::conv},
+      {"BatchNormalization", &Importer::batch_norm},
+      {"Relu", &Importer::relu},
+      {"Sigmoid", &Importer::sigmoid},
+      {"Tanh", &Importer::tanh},
+      {"Clip", &Importer::clip},
+      {"MaxPool", &Importer::max_pool},
+      {"AveragePool", &Importer::avg_pool},
+      {"GlobalMaxPool", &Importer::global_max_pool},
+      {"GlobalAveragePool", &Importer::global_avg_pool},
+      {"Concat", &Importer::concat},
+      {"Add", &Importer::add},
+      {"Sum", &Importer::add},
+      {"Mul", &Importer::mul},
+      {"Flatten", &Importer::flatten},
+      {"Reshape", &Importer::reshape},
+      {"Gemm", &Importer::gemm},
+      {"MatMul", &Importer::matmul},
+      {"Dropout", &Importer::pass_through},
+      {"Identity", &Importer::pass_through},
+      {"Constant", &Importer::constant},
+  };
+  return table;
+}
+
+bool default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+std::string node_label(const onnx::NodeProto& n, int opset) {
+  return "node '" + n.name() + "' (" + (default_domain(n.domain()) ? "" : n.domain() + ".") + n.op_type() + ", opset " +
+         std::to_string(opset) + ")";
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tensors of a node
+
+int Importer::uses(const std::string& name) const {
+  auto it = uses_.find(name);
+  return it == uses_.end() ? 0 : it->second;
+}
+
+Expected<const Activation*> Importer::act_input(const onnx::NodeProto& n, int i) const {
+  RETURN_ERROR_IF(!has_input(n, i), ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " is missing");
+  auto it = acts_.find(n.input(i));
+  if (it != acts_.end()) return &it->second;
+  RETURN_ERROR_IF(
+      consts_.count(n.input(i)), ErrorCode::kInvalidArgument,
+      "input " + std::to_string(i) + " ('" + n.input(i) + "') is a constant; only activations are supported there");
+  return bad("input " + std::to_string(i) + " ('" + n.input(i) + "') is produced by no earlier node");
+}
+
+Expected<const Constant*> Importer::const_input(const onnx::NodeProto& n, int i) const {
+  RETURN_ERROR_IF(!has_input(n, i), ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " is missing");
+  auto it = consts_.find(n.input(i));
+  if (it != consts_.end()) return &it->second;
+  return bad("input " + std::to_string(i) + " ('" + n.input(i) +
+             "') must be a constant (an initializer or a Constant node); here it is computed");
+}
+
+Status Importer::only_first_output_used(const onnx::NodeProto& n) const {
+  for (int i = 1; i < n.output_size(); ++i)
+    RETURN_ERROR_IF(
+        !n.output(i).empty() && uses(n.output(i)) > 0, ErrorCode::kInvalidArgument,
+        "output " + std::to_string(i) + " ('" + n.output(i) + "') is read, but only the first output is supported");
+  return Status::ok();
+}
+
+void Importer::define(const std::string& name, Activation a) {
+  for (const ir::Term& t : a.terms)
+    for (const ir::Value& v : t) pending_[size_t(v.node)] += uses(name);
+  acts_[name] = std::move(a);
+}
+
+void Importer::consume(const Activation& a) {
+  for (const ir::Term& t : a.terms)
+    for (const ir::Value& v : t) --pending_[size_t(v.node)];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// IR construction
+
+std::string Importer::unique_name(const std::string& wanted) {
+  std::string name = wanted.empty() ? "op" + std::to_string(g_.nodes.size()) : wanted;
+  for (int k = 2; names_.count(name); ++k) name = wanted + "_" + std::to_string(k);
+  names_.insert(name);
+  return name;
+}
+
+Expected<ir::Value> Importer::emit(const std::string& name, ir::Op op, ir::Inputs inputs, ir::ParamTensor params) {
+  ir::Node node;
+  node.name = unique_name(name);
+  node.op = std::move(op);
+  node.inputs = std::move(inputs);
+  const auto id = static_cast<NodeId>(g_.nodes.size());
+  RETURN_IF_ERROR(ir::infer_node(g_, id, node));
+  g_.nodes.push_back(std::move(node));
+  w_.per_node.push_back({std::move(params)});
+  pending_.push_back(0);
+  return ir::Value{id, 0, g_.nodes.back().output_shape.c};
+}
+
+ir::Shape Importer::shape_of(const ir::Inputs& terms) const {
+  const ir::Shape& first = g_.node(terms[0][0].node).output_shape;
+  ir::Shape s{0, first.h, first.w};
+  for (const ir::Term& t : terms) s.c += t[0].channels();
+  return s;
+}
+
+// Channels as a per-channel constant sees them: features of a flattened tensor.
+int Importer::channels_of(const Activation& a) const {
+  const ir::Shape s = shape_of(a.terms);
+  return a.flat ? int(s.numel()) : s.c;
+}
+
+// One value: the activation itself where it is one, else a copy node that sums and concatenates it.
+Expected<ir::Value> Importer::materialize(const Activation& a, const std::string& name) {
+  if (a.terms.size() == 1 && a.terms[0].size() == 1) return a.terms[0][0];
+  ++counts_["sums or concats computed once by a copy node (several readers, or the graph output)"];
+  return emit(name, ir::IdentityAttrs{}, a.terms);
+}
+
+Expected<ir::Term> Importer::one_term(const Activation& a, const std::string& name) {
+  if (a.terms.size() == 1) return a.terms[0];
+  ASSIGN_OR_RETURN(ir::Value v, materialize(a, name));
+  return ir::Term{v};
+}
+
+// The convolution or linear node that is exactly this activation and has no other reader, with no
+// activation yet: a per-channel scale/shift or an activation after it can be folded into it.
+NodeId Importer::foldable(const Activation& a) const {
+  if (a.terms.size() != 1 || a.terms[0].size() != 1) return ir::kNoNode;
+  const ir::Value v = a.terms[0][0];
+  const ir::Node& n = g_.node(v.node);
+  if (v.begin != 0 || v.end != n.output_shape.c || pending_[size_t(v.node)] != 1) return ir::kNoNode;
+  if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) return c->activation == ir::Act::kNone ? v.node : ir::kNoNode;
+  if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
+    return l->activation == ir::Act::kNone ? v.node : ir::kNoNode;
+  return ir::kNoNode;
+}
+
+// A constant that broadcasts per channel against `x` ((N, C, H, W), or (N, F) when flat), as C values.
+Expected<std::vector<float>> Importer::per_channel(const Constant& c, const Activation& x, int channels) const {
+  const size_t rank = x.flat ? 2 : 4;
+  RETURN_ERROR_IF(c.dims.size() > rank, ErrorCode::kInvalidArgument,
+                  "a constant of rank " + std::to_string(c.dims.size()) + " does not broadcast against the activation");
+  // Right-aligned, as NumPy broadcasting: every dimension but the channel one (index 1) must be 1.
+  bool channel_wise = false;
+  for (size_t i = 0; i < c.dims.size(); ++i) {
+    const size_t axis = rank - c.dims.size() + i;
+    const int64_t d = c.dims[i];
+    if (d == 1) continue;
+    RETURN_ERROR_IF(
+        axis != 1 || d != channels, ErrorCode::kInvalidArgument,
+        "a constant of shape [" +
+            [&] {
+              std::string s;
+              for (int64_t e : c.dims) s += (s.empty() ? "" : ",") + std::to_string(e);
+              return s;
+            }() +
+            "] is not per channel (" + std::to_string(channels) +
+            " channels); only per-channel and scalar constants are supported");
+    channel_wise = true;
+  }
+  if (channel_wise) return c.floats;
+  return std::vector<float>(size_t(channels), c.floats.empty() ? 0.f : c.floats[0]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Handlers
+
+struct Pads {
+  int h = 0, w = 0;
+};
+
+// ONNX pads (begin/end per axis, or auto_pad) as the IR's symmetric padding. Asymmetric pads are kept
+// when they give the same windows as the symmetric begin padding (the extra end cells are never read).
+Expected<Pads> resolve_pads(const Attributes& at, const ir::Shape& in, const std::array<int, 2>& k,
+                            const std::array<int, 2>& s, bool ceil_mode) {
+  ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
+  std::array<int64_t, 4> p{0, 0, 0, 0};
+  const std::array<int, 2> extent{in.h, in.w};
+  if (auto_pad == "NOTSET") {
+    ASSIGN_OR_RETURN(auto pads, at.get_ints("pads", {0, 0, 0, 0}));
+    RETURN_ERROR_IF(pads.size() != 4, ErrorCode::kInvalidArgument,
+                    "attribute 'pads' must have 4 values (2-D), got " + std::to_string(pads.size()));
+    std::copy(pads.begin(), pads.end(), p.begin());
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int d = 0; d < 2; ++d) {
+      const int64_t out = (extent[d] + s[d] - 1) / s[d];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s[d] + k[d] - extent[d]);
+      p[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p[d + 2] = total - p[d];
+    }
+  } else if (auto_pad != "VALID") {
+    return bad("attribute 'auto_pad' has unknown value '" + auto_pad + "'");
+  }
+  Pads out;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t b = p[d], e = p[d + 2];
+    RETURN_ERROR_IF(b < 0 || e < 0 || b > limits::kMaxPadding || e > limits::kMaxPadding, ErrorCode::kInvalidArgument,
+                    "attribute 'pads' must be in [0, " + std::to_string(limits::kMaxPadding) + "]");
+    auto floor_out = [&](int64_t total) { return (extent[d] + total - k[d]) / s[d]; };
+    RETURN_ERROR_IF(b != e && (ceil_mode || floor_out(b + e) != floor_out(2 * b)), ErrorCode::kInvalidArgument,
+                    "asymmetric pads (" + std::to_string(b) + " before, " + std::to_string(e) + " after, axis " +
+                        std::to_string(d + 2) +
+                        ") change the output; only pads equal to a symmetric padding are supported");
+    (d == 0 ? out.h : out.w) = static_cast<int>(b);
+  }
+  return out;
+}
+
+Expected<std::array<int, 2>> pair_attr(const Attributes& at, const std::string& name, std::vector<int64_t> fallback) {
+  ASSIGN_OR_RETURN(auto v, at.get_ints(name, fallback));
+  RETURN_ERROR_IF(
+      v.size() != 2, ErrorCode::kInvalidArgument,
+      "attribute '" + name + "' must have 2 values (only 2-D ops are supported), got " + std::to_string(v.size()));
+  for (int64_t x : v)
+    RETURN_ERROR_IF(x < 1 || x > limits::kMaxWindow, ErrorCode::kInvalidArgument,
+                    "attribute '" + name + "' must be in [1, " + std::to_string(limits::kMaxWindow) + "]");
+  return std::array<int, 2>{int(v[0]), int(v[1])};
+}
+
+Status Importer::conv(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ASSIGN_OR_RETURN(const Constant* w, const_input(n, 1));
+  RETURN_ERROR_IF(w->dims.size() != 4, ErrorCode::kInvalidArgument,
+                  "only 2-D convolutions are supported (weight of rank " + std::to_string(w->dims.size()) + ")");
+  const Attributes at(n);
+  const ir::Shape in = shape_of(x->terms);
+  ASSIGN_OR_RETURN(int64_t group, at.get_int("group", 1));
+  RETURN_ERROR_IF(group < 1 || w->dims[1] * group != in.c, ErrorCode::kInvalidArgument,
+                  "weight of " + std::to_string(w->dims[1]) + " input channels x group " + std::to_string(group) +
+                      " does not match the input's " + std::to_string(in.c) + " channels");
+  const std::vector<int64_t> kernel{w->dims[2], w->dims[3]};
+  ASSIGN_OR_RETURN(auto k, pair_attr(at, "kernel_shape", kernel));
+  RETURN_ERROR_IF(k[0] != kernel[0] || k[1] != kernel[1], ErrorCode::kInvalidArgument,
+                  "attribute 'kernel_shape' does not match the weight's shape");
+  ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
+  ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
+  ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1}, s, false));
+  ir::ParamTensor params{w->floats, {}};
+  if (has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* b, const_input(n, 2));
+    RETURN_ERROR_IF(
+        b->numel() != w->dims[0], ErrorCode::kInvalidArgument,
+        "bias has " + std::to_string(b->numel()) + " values for " + std::to_string(w->dims[0]) + " outputs");
+    params.bias = b->floats;
+  }
+  const ir::ConvAttrs attrs = ir::Conv(int(w->dims[0]))
+                                  .kernel(k[0], k[1])
+                                  .stride(s[0], s[1])
+                                  .dilation(d[0], d[1])
+                                  .pad(p.h, p.w)
+                                  .grouped(int(group))
+                                  .bias(has_input(n, 2))
+                                  .act(ir::Act::kNone);
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms, std::move(params)));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// y = scale * x + shift per channel: folded into the convolution or linear op before it where it is
+// that op's only reader, else a 1x1 depthwise convolution (one multiply-add per element).
+Status Importer::channel_affine(const onnx::NodeProto& n, const Activation& x, const std::vector<float>* scale,
+                                const std::vector<float>* shift) {
+  if (NodeId id = foldable(x); id != ir::kNoNode) {
+    ir::Node& node = g_.nodes[size_t(id)];
+    ir::ParamTensor& p = w_.per_node[size_t(id)][0];
+    const int out = node.output_shape.c;
+    const size_t per_out = p.weight.size() / size_t(out);
+    if (p.bias.empty()) p.bias.assign(size_t(out), 0.f);
+    for (int o = 0; o < out; ++o) {
+      const float a = scale ? (*scale)[size_t(o)] : 1.f, b = shift ? (*shift)[size_t(o)] : 0.f;
+      for (size_t i = 0; i < per_out; ++i) p.weight[size_t(o) * per_out + i] *= a;
+      p.bias[size_t(o)] = p.bias[size_t(o)] * a + b;
+    }
+    std::visit(
+        [](auto& attrs) {
+          if constexpr (requires { attrs.has_bias; }) attrs.has_bias = true;
+        },
+        node.op);
+    ++counts_[n.op_type() + " folded into the op before it"];
+    consume(x);
+    define(n.output(0), x);
+    return Status::ok();
+  }
+  RETURN_ERROR_IF(x.flat, ErrorCode::kInvalidArgument,
+                  "a per-channel scale or shift of a flattened tensor is supported only right after Gemm / MatMul");
+  const int channels = shape_of(x.terms).c;
+  ir::ParamTensor p;
+  p.weight = scale ? *scale : std::vector<float>(size_t(channels), 1.f);
+  if (shift) p.bias = *shift;
+  ++counts_[n.op_type() + " run as a 1x1 depthwise convolution (no convolution before it to fold into)"];
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::Conv(channels).grouped(channels).bias(shift != nullptr).act(ir::Act::kNone),
+                        x.terms, std::move(p)));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+Status Importer::batch_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t training, at.get_int("training_mode", 0));
+  RETURN_ERROR_IF(training != 0, ErrorCode::kInvalidArgument, "training_mode = 1 is not inference");
+  RETURN_IF_ERROR(only_first_output_used(n));
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  const int channels = channels_of(*x);
+  std::array<const Constant*, 4> c{};  // scale, bias, mean, var
+  for (int i = 0; i < 4; ++i) {
+    ASSIGN_OR_RETURN(c[size_t(i)], const_input(n, i + 1));
+    RETURN_ERROR_IF(c[size_t(i)]->numel() != channels, ErrorCode::kInvalidArgument,
+                    "input " + std::to_string(i + 1) + " has " + std::to_string(c[size_t(i)]->numel()) +
+                        " values for " + std::to_string(channels) + " channels");
+  }
+  std::vector<float> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
+  for (size_t ch = 0; ch < size_t(channels); ++ch) {
+    scale[ch] = c[0]->floats[ch] / std::sqrt(c[3]->floats[ch] + eps);
+    shift[ch] = c[1]->floats[ch] - c[2]->floats[ch] * scale[ch];
+  }
+  return channel_affine(n, *x, &scale, &shift);
+}
+
+Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  if (NodeId id = foldable(*x); id != ir::kNoNode) {
+    std::visit(
+        [act](auto& attrs) {
+          if constexpr (requires { attrs.activation; }) attrs.activation = act;
+        },
+        g_.nodes[size_t(id)].op);
+    ++counts_[n.op_type() + " fused into the op before it"];
+    consume(*x);
+    define(n.output(0), *x);
+    return Status::ok();
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ActivationAttrs{act}, x->terms));
+  define(n.output(0), Activation{{{v}}, x->flat});
+  return Status::ok();
+}
+
+// Clip(0, 6) is relu6 and Clip(0, inf) relu; other bounds are not an activation the IR has.
+Status Importer::clip(const onnx::NodeProto& n) {
+  float lo = -INFINITY, hi = INFINITY;
+  if (opset_ >= 11) {
+    for (int i : {1, 2}) {
+      if (!has_input(n, i)) continue;
+      ASSIGN_OR_RETURN(const Constant* c, const_input(n, i));
+      RETURN_ERROR_IF(c->numel() != 1, ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " must be a scalar");
+      (i == 1 ? lo : hi) = c->floats[0];
+    }
+  } else {
+    const Attributes at(n);
+    ASSIGN_OR_RETURN(lo, at.get_float("min", -INFINITY));
+    ASSIGN_OR_RETURN(hi, at.get_float("max", INFINITY));
+  }
+  if (lo == 0.f && hi == 6.f) return activation(n, ir::Act::kRelu6);
+  if (lo == 0.f && std::isinf(hi) && hi > 0) return activation(n, ir::Act::kRelu);
+  return bad("Clip(min " + std::to_string(lo) + ", max " + std::to_string(hi) +
+             ") is not supported: only Clip(0, 6) (relu6) and Clip(0, inf) (relu)");
+}
+
+Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  RETURN_IF_ERROR(only_first_output_used(n));
+  const Attributes at(n);
+  RETURN_ERROR_IF(!at.has("kernel_shape"), ErrorCode::kInvalidArgument, "attribute 'kernel_shape' is missing");
+  ASSIGN_OR_RETURN(auto k, pair_attr(at, "kernel_shape", {}));
+  ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
+  ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
+  RETURN_ERROR_IF(d[0] != 1 || d[1] != 1, ErrorCode::kInvalidArgument, "dilated pooling is not supported");
+  ASSIGN_OR_RETURN(int64_t ceil_mode, at.get_int("ceil_mode", 0));
+  ASSIGN_OR_RETURN(int64_t include_pad, at.get_int("count_include_pad", 0));
+  const ir::Shape in = shape_of(x->terms);
+  ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, k, s, ceil_mode != 0));
+  ir::PoolAttrs attrs;
+  attrs.kind = kind;
+  attrs.kernel(k[0], k[1]).stride(s[0], s[1]).pad(p.h, p.w).ceil(ceil_mode != 0).include_pad(include_pad != 0);
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+Status Importer::global_pool(const onnx::NodeProto& n, ir::PoolKind kind) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ir::PoolAttrs attrs;
+  attrs.kind = kind;
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+Status Importer::concat(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(int64_t axis, Attributes(n).get_int("axis", 1));
+  Activation out;
+  for (int i = 0; i < n.input_size(); ++i) {
+    ASSIGN_OR_RETURN(const Activation* x, act_input(n, i));
+    const bool channel_axis = x->flat ? (axis == 1 || axis == -1) : (axis == 1 || axis == -3);
+    RETURN_ERROR_IF(
+        !channel_axis, ErrorCode::kInvalidArgument,
+        "axis " + std::to_string(axis) + " is not the channel axis; only channel concatenation is supported");
+    RETURN_ERROR_IF(i > 0 && x->flat != out.flat, ErrorCode::kInvalidArgument,
+                    "concatenates flattened and unflattened tensors");
+    out.flat = x->flat;
+    out.terms.insert(out.terms.end(), x->terms.begin(), x->terms.end());
+  }
+  RETURN_ERROR_IF(out.terms.empty(), ErrorCode::kInvalidArgument, "has no inputs");
+  for (int i = 0; i < n.input_size(); ++i) consume(acts_.at(n.input(i)));
+  ++counts_["Concat read in place by its consumers"];
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// Add / Sum of activations of one shape: one summed term, read by the consumer (a node of its own
+// only when several ops read it, so it is summed once). A constant operand is a per-channel shift.
+Status Importer::add(const onnx::NodeProto& n) {
+  if (n.op_type() == "Add" && n.input_size() == 2 && (consts_.count(n.input(0)) || consts_.count(n.input(1)))) {
+    const int a = consts_.count(n.input(0)) ? 1 : 0;
+    ASSIGN_OR_RETURN(const Activation* x, act_input(n, a));
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1 - a));
+    ASSIGN_OR_RETURN(auto shift, per_channel(*c, *x, channels_of(*x)));
+    return channel_affine(n, *x, nullptr, &shift);
+  }
+  ir::Term sum;
+  std::optional<ir::Shape> shape;
+  bool flat = false;
+  for (int i = 0; i < n.input_size(); ++i) {
+    ASSIGN_OR_RETURN(const Activation* x, act_input(n, i));
+    const ir::Shape s = shape_of(x->terms);
+    RETURN_ERROR_IF(shape && !(s == *shape), ErrorCode::kInvalidArgument,
+                    "adds tensors of shapes " + shape->to_string() + " and " + s.to_string() +
+                        "; broadcasting between activations is not supported");
+    shape = s;
+    flat = x->flat;
+    ASSIGN_OR_RETURN(ir::Term t, one_term(*x, n.name() + "/in" + std::to_string(i)));
+    sum.insert(sum.end(), t.begin(), t.end());
+  }
+  RETURN_ERROR_IF(sum.empty(), ErrorCode::kInvalidArgument, "has no inputs");
+  for (int i = 0; i < n.input_size(); ++i) consume(acts_.at(n.input(i)));
+  if (uses(n.output(0)) > 1) {
+    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::IdentityAttrs{}, {sum}));
+    define(n.output(0), Activation{{{v}}, flat});
+    return Status::ok();
+  }
+  define(n.output(0), Activation{{sum}, flat});
+  return Status::ok();
+}
+
+Status Importer::mul(const onnx::NodeProto& n) {
+  RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument, "needs two inputs");
+  if (consts_.count(n.input(0)) || consts_.count(n.input(1))) {
+    const int a = consts_.count(n.input(0)) ? 1 : 0;
+    ASSIGN_OR_RETURN(const Activation* x, act_input(n, a));
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1 - a));
+    ASSIGN_OR_RETURN(auto scale, per_channel(*c, *x, channels_of(*x)));
+    return channel_affine(n, *x, &scale, nullptr);
+  }
+  ASSIGN_OR_RETURN(const Activation* a, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* b, act_input(n, 1));
+  RETURN_ERROR_IF(!(shape_of(a->terms) == shape_of(b->terms)), ErrorCode::kInvalidArgument,
+                  "multiplies tensors of shapes " + shape_of(a->terms).to_string() + " and " +
+                      shape_of(b->terms).to_string() + "; broadcasting between activations is not supported");
+  ASSIGN_OR_RETURN(ir::Term ta, one_term(*a, n.name() + "/in0"));
+  ASSIGN_OR_RETURN(ir::Term tb, one_term(*b, n.name() + "/in1"));
+  consume(*a);
+  consume(*b);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ElementAttrs{ir::ElementOp::kMul}, {ta, tb}));
+  define(n.output(0), Activation{{{v}}, a->flat});
+  return Status::ok();
+}
+
+Status Importer::flatten(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(int64_t axis, Attributes(n).get_int("axis", 1));
+  RETURN_ERROR_IF(axis != 1 && !(axis == -3 && !x->flat), ErrorCode::kInvalidArgument,
+                  "axis " + std::to_string(axis) + ": only flattening to (batch, features) is supported");
+  consume(*x);
+  define(n.output(0), Activation{x->terms, true});
+  return Status::ok();
+}
+
+// Only the reshape that flattens to (batch, features), as models write before a classifier.
+Status Importer::reshape(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Constant* shape, const_input(n, 1));
+  const int64_t features = shape_of(x->terms).numel();
+  const auto& v = shape->ints;
+  const bool flattens = v.size() == 2 && (v[0] == 0 || v[0] == -1 || v[0] == 1) && (v[1] == -1 || v[1] == features) &&
+                        !(v[0] == -1 && v[1] == -1);
+  RETURN_ERROR_IF(!flattens, ErrorCode::kInvalidArgument,
+                  "only a reshape to (batch, " + std::to_string(features) + ") is supported");
+  consume(*x);
+  define(n.output(0), Activation{x->terms, true});
+  return Status::ok();
+}
+
+Status Importer::linear(const onnx::NodeProto& n, const Activation& x, std::vector<float> weight, int out,
+                        const std::vector<float>* bias) {
+  ir::ParamTensor p{std::move(weight), bias ? *bias : std::vector<float>{}};
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::LinearAttrs{out, bias != nullptr, ir::Act::kNone}, x.terms, std::move(p)));
+  define(n.output(0), Activation{{{v}}, true});
+  return Status::ok();
+}
+
+// The (in, out) or (out, in) matrix as the IR's row-major [out][in].
+std::vector<float> as_out_by_in(const Constant& m, bool transposed) {
+  if (!transposed) return m.floats;
+  const auto in = size_t(m.dims[0]), out = size_t(m.dims[1]);
+  std::vector<float> w(in * out);
+  for (size_t i = 0; i < in; ++i)
+    for (size_t o = 0; o < out; ++o) w[o * in + i] = m.floats[i * out + o];
+  return w;
+}
+
+Status Importer::gemm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t trans_a, at.get_int("transA", 0));
+  ASSIGN_OR_RETURN(int64_t trans_b, at.get_int("transB", 0));
+  ASSIGN_OR_RETURN(float alpha, at.get_float("alpha", 1.f));
+  ASSIGN_OR_RETURN(float beta, at.get_float("beta", 1.f));
+  RETURN_ERROR_IF(trans_a != 0, ErrorCode::kInvalidArgument, "transA = 1 is not supported");
+  RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
+  const int64_t in = shape_of(x->terms).numel();
+  const int64_t k = trans_b ? b->dims[1] : b->dims[0], out = trans_b ? b->dims[0] : b->dims[1];
+  RETURN_ERROR_IF(k != in, ErrorCode::kInvalidArgument,
+                  "matrix has " + std::to_string(k) + " rows for " + std::to_string(in) + " input features");
+  std::vector<float> weight = as_out_by_in(*b, trans_b == 0);
+  for (float& v : weight) v *= alpha;
+  std::optional<std::vector<float>> bias;
+  if (has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 2));
+    RETURN_ERROR_IF(c->numel() != out && c->numel() != 1, ErrorCode::kInvalidArgument,
+                    "bias has " + std::to_string(c->numel()) + " values for " + std::to_string(out) + " outputs");
+    bias = c->numel() == 1 ? std::vector<float>(size_t(out), c->floats[0]) : c->floats;
+    for (float& v : *bias) v *= beta;
+  }
+  return linear(n, *x, std::move(weight), int(out), bias ? &*bias : nullptr);
+}
+
+Status Importer::matmul(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
+  RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
+  const int64_t in = shape_of(x->terms).numel();
+  RETURN_ERROR_IF(b->dims[0] != in, ErrorCode::kInvalidArgument,
+                  "matrix has " + std::to_string(b->dims[0]) + " rows for " + std::to_string(in) + " input features");
+  return linear(n, *x, as_out_by_in(*b, true), int(b->dims[1]), nullptr);
+}
+
+// Dropout (inference) and Identity: the output is the input.
+Status Importer::pass_through(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(only_first_output_used(n));
+  if (n.op_type() == "Dropout" && has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* training, const_input(n, 2));
+    RETURN_ERROR_IF(training->numel() != 1 || training->floats[0] != 0.f, ErrorCode::kInvalidArgument,
+                    "training_mode = true is not inference");
+  }
+  ++counts_[n.op_type() + " dropped"];
+  if (auto c = consts_.find(n.input(0)); c != consts_.end()) {
+    consts_[n.output(0)] = c->second;
+    return Status::ok();
+  }
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  consume(*x);
+  define(n.output(0), *x);
+  return Status::ok();
+}
+
+Status Importer::constant(const onnx::NodeProto& n) {
+  const Attributes at(n);
+  Constant c;
+  if (const onnx::TensorProto* t = at.get_tensor("value")) {
+    ASSIGN_OR_RETURN(c, read_tensor(*t, base_dir_));
+  } else if (at.has("value_float")) {
+    ASSIGN_OR_RETURN(float f, at.get_float("value_float", 0.f));
+    c.floats = {f};
+  } else if (at.has("value_int")) {
+    ASSIGN_OR_RETURN(int64_t i, at.get_int("value_int", 0));
+    c.ints = {i};
+    c.floats = {float(i)};
+  } else if (at.has("value_ints")) {
+    ASSIGN_OR_RETURN(c.ints, at.get_ints("value_ints", {}));
+    c.dims = {int64_t(c.ints.size())};
+    for (int64_t i : c.ints) c.floats.push_back(float(i));
+  } else {
+    return bad("only the value, value_float, value_int and value_ints forms are supported");
+  }
+  consts_[n.output(0)] = std::move(c);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The graph
+
+Status Importer::read_initializers() {
+  RETURN_ERROR_IF(graph_.sparse_initializer_size() > 0, ErrorCode::kInvalidArgument,
+                  "sparse initializers are not supported");
+  for (const auto& t : graph_.initializer()) {
+    ASSIGN_OR_RETURN(Constant c, read_tensor(t, base_dir_));
+    consts_[t.name()] = std::move(c);
+  }
+  return Status::ok();
+}
+
+Status Importer::read_input() {
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& in : graph_.input())
+    if (!consts_.count(in.name())) inputs.push_back(&in);
+  RETURN_ERROR_IF(
+      inputs.size() != 1, ErrorCode::kInvalidArgument,
+      "the graph has " + std::to_string(inputs.size()) + " inputs that are not initializers; exactly one is supported");
+  const onnx::ValueInfoProto& in = *inputs[0];
+  const std::string where = "graph input '" + in.name() + "'";
+  RETURN_ERROR_IF(!in.type().has_tensor_type() || in.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT,
+                  ErrorCode::kInvalidArgument, where + " must be a float tensor");
+  const auto& dims = in.type().tensor_type().shape().dim();
+  RETURN_ERROR_IF(dims.size() != 4, ErrorCode::kInvalidArgument,
+                  where + " must be 4-D (N, C, H, W), it has " + std::to_string(dims.size()) + " dimensions");
+  std::array<int64_t, 3> chw{};
+  for (int i = 1; i < 4; ++i) {
+    RETURN_ERROR_IF(!dims[i].has_dim_value() || dims[i].dim_value() <= 0 || dims[i].dim_value() > limits::kMaxSpatial,
+                    ErrorCode::kInvalidArgument,
+                    where + ": dimension " + std::to_string(i) + " must be a fixed size in [1, " +
+                        std::to_string(limits::kMaxSpatial) + "] (only the batch may vary)");
+    chw[size_t(i - 1)] = dims[i].dim_value();
+  }
+  ir::Node node;
+  node.name = unique_name(in.name());
+  node.op = ir::InputAttrs{ir::Shape{int(chw[0]), int(chw[1]), int(chw[2])}};
+  RETURN_IF_ERROR(ir::infer_node(g_, 0, node));
+  g_.nodes.push_back(std::move(node));
+  w_.per_node.push_back({ir::ParamTensor{}});
+  pending_.push_back(0);
+  define(in.name(), Activation{{{ir::Value{0, 0, int(chw[0])}}}});
+  return Status::ok();
+}
+
+// The nodes the graph output depends on, in a topological order that keeps the file's order where it
+// can. Unsupported ops are reported here, all of them at once.
+Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
+  RETURN_ERROR_IF(graph_.output_size() != 1, ErrorCode::kInvalidArgument,
+                  "the graph has " + std::to_string(graph_.output_size()) + " outputs; exactly one is supported");
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < graph_.node_size(); ++i)
+    for (const auto& out : graph_.node(i).output())
+      if (!out.empty()) producer[out] = i;
+  std::vector<bool> live(size_t(graph_.node_size()), false);
+  std::vector<std::string> stack{graph_.output(0).name()};
+  while (!stack.empty()) {
+    auto it = producer.find(stack.back());
+    stack.pop_back();
+    if (it == producer.end() || live[size_t(it->second)]) continue;
+    live[size_t(it->second)] = true;
+    for (const auto& in : graph_.node(it->second).input()) stack.push_back(in);
+  }
+  const auto dead = std::count(live.begin(), live.end(), false);
+  if (dead > 0) counts_["nodes dropped that do not lead to the graph output"] += int(dead);
+
+  std::string unsupported;
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    const auto& n = graph_.node(i);
+    if (live[size_t(i)] && (!default_domain(n.domain()) || !handlers().count(n.op_type())))
+      unsupported += "\n  " + node_label(n, opset_);
+  }
+  RETURN_ERROR_IF(!unsupported.empty(), ErrorCode::kInvalidArgument,
+                  "unsupported operators (supported: see `ios import --list-ops`):" + unsupported);
+
+  // Kahn's algorithm, lowest file position first.
+  std::vector<int> waiting(size_t(graph_.node_size()), 0);
+  std::unordered_map<std::string, std::vector<int>> readers;
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    if (!live[size_t(i)]) continue;
+    for (const auto& in : graph_.node(i).input()) {
+      if (in.empty()) continue;
+      ++uses_[in];
+      if (producer.count(in)) {
+        ++waiting[size_t(i)];
+        readers[in].push_back(i);
+      } else if (!consts_.count(in) && !acts_.count(in)) {
+        return bad(node_label(graph_.node(i), opset_) + " reads '" + in +
+                   "', which no node, initializer or input provides");
+      }
+    }
+  }
+  ++uses_[graph_.output(0).name()];
+  std::set<int> ready;
+  for (int i = 0; i < graph_.node_size(); ++i)
+    if (live[size_t(i)] && waiting[size_t(i)] == 0) ready.insert(i);
+  std::vector<const onnx::NodeProto*> order;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(&graph_.node(i));
+    for (const auto& out : graph_.node(i).output())
+      for (int r : readers[out])
+        if (--waiting[size_t(r)] == 0) ready.insert(r);
+  }
+  RETURN_ERROR_IF(order.size() != size_t(std::count(live.begin(), live.end(), true)), ErrorCode::kInvalidArgument,
+                  "the graph has a cycle");
+  return order;
+}
+
+Status Importer::finish_output() {
+  const std::string& name = graph_.output(0).name();
+  auto it = acts_.find(name);
+  RETURN_ERROR_IF(it == acts_.end(), ErrorCode::kInvalidArgument,
+                  "graph output '" + name + "' is a constant or produced by no node");
+  ASSIGN_OR_RETURN(ir::Value v, materialize(it->second, name));
+  const bool whole_last =
+      v.node == NodeId(g_.nodes.size()) - 1 && v.begin == 0 && v.end == g_.nodes.back().output_shape.c;
+  if (!whole_last) {  // a slice, or an earlier node: the output must be the last node, whole
+    ++counts_["graph output copied into a node of its own"];
+    ASSIGN_OR_RETURN(v, emit(name, ir::IdentityAttrs{}, {{v}}));
+  }
+  return Status::ok();
+}
+
+Expected<ImportedModel> Importer::run(const std::string& name) {
+  g_.name = name;
+  RETURN_IF_ERROR(read_initializers());
+  RETURN_IF_ERROR(read_input());
+  ASSIGN_OR_RETURN(auto order, live_nodes_in_order());
+  for (const onnx::NodeProto* n : order) {
+    RETURN_ERROR_IF(n->output_size() < 1 || n->output(0).empty(), ErrorCode::kInvalidArgument,
+                    node_label(*n, opset_) + " has no output");
+    const Status s = (this->*handlers().at(n->op_type()))(*n);
+    if (!s) return s.with_context(node_label(*n, opset_));
+  }
+  RETURN_IF_ERROR(finish_output());
+  RETURN_IF_ERROR(ir::assign_blocks(g_).with_context("deriving IOS blocks"));
+  ImportedModel m;
+  m.graph = std::move(g_);
+  m.weights = std::move(w_);
+  m.opset = opset_;
+  for (const auto& [what, count] : counts_) m.notes.push_back(std::to_string(count) + " x " + what);
+  return m;
+}
+
+Expected<int> default_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import())
+    if (default_domain(o.domain())) {
+      RETURN_ERROR_IF(o.version() < kMinOpset || o.version() > kMaxOpset, ErrorCode::kInvalidArgument,
+                      "opset " + std::to_string(o.version()) + " is outside the supported " +
+                          std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset));
+      return int(o.version());
+    }
+  return bad("the model imports no default-domain opset");
+}
+
+}  // namespace
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> ops;
+  for (const auto& [op, handler] : Importer::handlers()) ops.push_back(op);
+  return ops;
+}
+
+Expected<ImportedModel> import_bytes(const std::string& bytes, const std::string& name, const std::string& base_dir) {
+  onnx::ModelProto model;
+  RETURN_ERROR_IF(!model.ParseFromString(bytes), ErrorCode::kInvalidArgument,
+                  "not an ONNX model (the protobuf does not parse as a ModelProto)");
+  RETURN_ERROR_IF(!model.has_graph(), ErrorCode::kInvalidArgument, "the model has no graph");
+  ASSIGN_OR_RETURN(int opset, default_opset(model));
+  Importer importer(model.graph(), opset, base_dir);
+  return importer.run(name);
+}
+
+Expected<ImportedModel> import_file(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, read_file(path, size_t{2} << 30));  // protobuf's own limit
+  const std::filesystem::path p(path);
+  auto m = import_bytes(bytes, p.stem().string(), p.parent_path().string());
+  if (!m) return m.status().with_context(path);
+  return m;
+}
+
+}  // namespace ios::onnx_import

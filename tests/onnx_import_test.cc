@@ -1,0 +1,610 @@
+// The ONNX front end on small models built here with the protobuf API (no network, no PyTorch): one
+// per supported op and per error case, imported and run by the CPU reference against outputs computed
+// by hand in the test.
+#include "frontends/onnx/onnx_import.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "common/tensor_file.h"
+#include "ir/auto_blocks.h"
+#include "ir/builder.h"
+#include "ir/json_io.h"
+#include "reference/reference_executor.h"
+
+namespace ios::onnx_import {
+namespace {
+
+// A ModelProto under construction: one float input, one output, initializers and nodes.
+class Model {
+ public:
+  explicit Model(int opset = 17) {
+    model_.set_ir_version(8);
+    auto* o = model_.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    graph()->set_name("test");
+  }
+  onnx::GraphProto* graph() { return model_.mutable_graph(); }
+
+  Model& input(const std::string& name, std::vector<int64_t> dims) {
+    auto* t = graph()->add_input();
+    t->set_name(name);
+    t->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    return *this;
+  }
+  Model& output(const std::string& name) {
+    graph()->add_output()->set_name(name);
+    return *this;
+  }
+  // Float initializer; `raw` stores it as raw_data (the exporters' way), else as float_data.
+  Model& init(const std::string& name, std::vector<int64_t> dims, std::vector<float> values, bool raw = true) {
+    auto* t = graph()->add_initializer();
+    fill(*t, name, dims, values, raw);
+    return *this;
+  }
+  Model& init_ints(const std::string& name, std::vector<int64_t> values) {
+    auto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(int64_t(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+    return *this;
+  }
+  onnx::NodeProto& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
+                        const std::string& name = "") {
+    auto* n = graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? op + std::to_string(graph()->node_size()) : name);
+    for (auto& i : in) n->add_input(i);
+    for (auto& o : out) n->add_output(o);
+    return *n;
+  }
+  std::string bytes() const { return model_.SerializeAsString(); }
+  Expected<ImportedModel> import() const { return import_bytes(bytes(), "test", "."); }
+
+  static void fill(onnx::TensorProto& t, const std::string& name, const std::vector<int64_t>& dims,
+                   const std::vector<float>& values, bool raw) {
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t.add_dims(d);
+    if (raw)
+      t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+    else
+      for (float v : values) t.add_float_data(v);
+  }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+void set_ints(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+void set_int(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void set_float(onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void set_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+std::vector<float> iota(size_t n, float start = 1.f) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+ImportedModel imported(const Model& m) {
+  auto r = m.import();
+  EXPECT_TRUE(r) << r.status().to_string();
+  return r ? std::move(*r) : ImportedModel{};
+}
+
+std::vector<float> run(const ImportedModel& m, std::vector<float> input, int batch = 1) {
+  reference::Tensor in(batch, m.graph.input_shape());
+  in.data = std::move(input);
+  auto out = reference::run(m.graph, m.weights, in);
+  EXPECT_TRUE(out) << out.status().to_string();
+  return out ? out->data : std::vector<float>{};
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+int count_kind(const ir::Graph& g, ir::OpKind kind) {
+  int n = 0;
+  for (const auto& node : g.nodes) n += node.kind() == kind;
+  return n;
+}
+
+// Direct 2-D convolution of one sample (NCHW), written out loop by loop as the definition reads.
+std::vector<float> direct_conv(const std::vector<float>& x, int c, int h, int w, const std::vector<float>& wt, int o,
+                               int k, int pad, int stride, const std::vector<float>& bias) {
+  const int oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  std::vector<float> y(size_t(o * oh * ow));
+  for (int co = 0; co < o; ++co)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox) {
+        double acc = bias.empty() ? 0 : bias[size_t(co)];
+        for (int ci = 0; ci < c; ++ci)
+          for (int ky = 0; ky < k; ++ky)
+            for (int kx = 0; kx < k; ++kx) {
+              const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              acc += double(x[size_t((ci * h + iy) * w + ix)]) * wt[size_t(((co * c + ci) * k + ky) * k + kx)];
+            }
+        y[size_t((co * oh + oy) * ow + ox)] = float(acc);
+      }
+  return y;
+}
+
+TEST(OnnxConv, PaddedStridedConvWithBiasMatchesTheDefinition) {
+  Model m;
+  const auto wt = iota(2 * 2 * 9, -8.f);
+  m.input("x", {1, 2, 5, 5}).output("y").init("w", {2, 2, 3, 3}, wt).init("b", {2}, {0.5f, -1.f}, false);
+  auto& n = m.node("Conv", {"x", "w", "b"}, {"y"});
+  set_ints(n, "pads", {1, 1, 1, 1});
+  set_ints(n, "strides", {2, 2});
+  const auto model = imported(m);
+  const auto x = iota(50, -20.f);
+  expect_near(run(model, x), direct_conv(x, 2, 5, 5, wt, 2, 3, 1, 2, {0.5f, -1.f}), 1e-3f);
+  EXPECT_EQ(model.graph.output_shape(), (ir::Shape{2, 3, 3}));
+}
+
+TEST(OnnxConv, BatchNormAndReluFoldIntoTheConvolution) {
+  Model m;
+  const auto wt = iota(2 * 1 * 9, -4.f);
+  m.input("x", {1, 1, 4, 4}).output("r").init("w", {2, 1, 3, 3}, wt);
+  m.init("g", {2}, {2.f, 0.5f})
+      .init("beta", {2}, {1.f, -1.f})
+      .init("mu", {2}, {3.f, -2.f})
+      .init("var", {2}, {4.f, 1.f});
+  set_ints(m.node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  set_float(m.node("BatchNormalization", {"c", "g", "beta", "mu", "var"}, {"bn"}), "epsilon", 0.f);
+  m.node("Relu", {"bn"}, {"r"});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1) << "conv + bn + relu should be one node";
+  const auto x = iota(16, -8.f);
+  auto want = direct_conv(x, 1, 4, 4, wt, 2, 3, 1, 1, {});
+  const float g[2] = {2.f, 0.5f}, beta[2] = {1.f, -1.f}, mu[2] = {3.f, -2.f}, sd[2] = {2.f, 1.f};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const size_t ch = i / 16;
+    want[i] = std::max(0.f, (want[i] - mu[ch]) / sd[ch] * g[ch] + beta[ch]);
+  }
+  expect_near(run(model, x), want, 1e-4f);
+}
+
+TEST(OnnxConv, BatchNormWithoutAConvolutionBeforeItIsADepthwiseScaleShift) {
+  Model m;
+  m.input("x", {1, 2, 1, 2}).output("bn");
+  m.init("g", {2}, {2.f, 3.f}).init("beta", {2}, {1.f, 0.f}).init("mu", {2}, {0.f, 1.f}).init("var", {2}, {1.f, 1.f});
+  set_float(m.node("BatchNormalization", {"x", "g", "beta", "mu", "var"}, {"bn"}), "epsilon", 0.f);
+  const auto model = imported(m);
+  ASSERT_EQ(model.graph.op_count(), 1);
+  EXPECT_EQ(model.graph.node(1).attrs<ir::ConvAttrs>().groups, 2);
+  expect_near(run(model, {1, 2, 3, 4}), {3, 5, 6, 9});
+}
+
+TEST(OnnxConv, SameUpperAutoPadAndRepresentableAsymmetricPadsImport) {
+  Model m;
+  m.input("x", {1, 1, 5, 5}).output("b").init("w", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+  set_string(m.node("Conv", {"x", "w"}, {"a"}), "auto_pad", "SAME_UPPER");
+  set_ints(m.node("Conv", {"a", "w"}, {"b"}), "pads", {0, 0, 1, 1});  // the extra end row/column is never read
+  set_ints(*m.graph()->mutable_node(1), "strides", {2, 2});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.node(1).attrs<ir::ConvAttrs>().ph, 1);
+  EXPECT_EQ(model.graph.output_shape(), (ir::Shape{1, 2, 2}));
+}
+
+TEST(OnnxConv, AsymmetricPadsThatChangeTheOutputAreRejectedByName) {
+  Model m;
+  m.input("x", {1, 1, 4, 4}).output("y").init("w", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+  auto& n = m.node("Conv", {"x", "w"}, {"y"}, "stem");
+  set_ints(n, "pads", {0, 0, 1, 1});
+  set_ints(n, "strides", {2, 2});
+  auto r = m.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("node 'stem' (Conv, opset 17)"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("asymmetric pads"), std::string::npos);
+}
+
+TEST(OnnxConv, GroupedAndDilatedConvolutionImport) {
+  Model m;
+  m.input("x", {1, 4, 6, 6}).output("y").init("w", {4, 2, 3, 3}, iota(72, -30.f));
+  auto& n = m.node("Conv", {"x", "w"}, {"y"});
+  set_int(n, "group", 2);
+  set_ints(n, "dilations", {2, 2});
+  const auto model = imported(m);
+  const auto& c = model.graph.node(1).attrs<ir::ConvAttrs>();
+  EXPECT_EQ(c.groups, 2);
+  EXPECT_EQ(c.dh, 2);
+  EXPECT_EQ(model.graph.output_shape(), (ir::Shape{4, 2, 2}));
+}
+
+TEST(OnnxActivation, ReluSigmoidTanhAndClipAsRelu6) {
+  for (const auto& [op, f] : std::vector<std::pair<std::string, std::function<float(float)>>>{
+           {"Relu", [](float v) { return std::max(v, 0.f); }},
+           {"Sigmoid", [](float v) { return 1.f / (1.f + std::exp(-v)); }},
+           {"Tanh", [](float v) { return std::tanh(v); }},
+           {"Clip", [](float v) { return std::min(std::max(v, 0.f), 6.f); }}}) {
+    Model m;
+    m.input("x", {1, 1, 1, 15}).output("y").init("lo", {}, {0.f}).init("hi", {}, {6.f});
+    m.node(op, op == "Clip" ? std::vector<std::string>{"x", "lo", "hi"} : std::vector<std::string>{"x"}, {"y"});
+    const auto model = imported(m);
+    const auto x = iota(15, -7.f);
+    std::vector<float> want;
+    for (float v : x) want.push_back(f(v));
+    SCOPED_TRACE(op);
+    expect_near(run(model, x), want);
+  }
+}
+
+TEST(OnnxActivation, ClipWithOtherBoundsIsAnErrorNamingThem) {
+  Model m;
+  m.input("x", {1, 1, 1, 4}).output("y").init("lo", {}, {-1.f}).init("hi", {}, {1.f});
+  m.node("Clip", {"x", "lo", "hi"}, {"y"}, "clamp");
+  auto r = m.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("node 'clamp' (Clip"), std::string::npos) << r.status().message();
+}
+
+TEST(OnnxPool, AveragePoolHonoursCountIncludePad) {
+  for (int include : {0, 1}) {
+    Model m;
+    m.input("x", {1, 1, 3, 3}).output("y");
+    auto& n = m.node("AveragePool", {"x"}, {"y"});
+    set_ints(n, "kernel_shape", {3, 3});
+    set_ints(n, "pads", {1, 1, 1, 1});
+    set_int(n, "count_include_pad", include);
+    const auto out = run(imported(m), iota(9));
+    // Top-left window covers 1, 2, 4, 5 (12) and five padded cells; the centre covers all nine (45).
+    EXPECT_FLOAT_EQ(out[0], include ? 12.f / 9 : 12.f / 4);
+    EXPECT_FLOAT_EQ(out[4], 5.f);
+  }
+}
+
+TEST(OnnxPool, MaxPoolCeilModeAndGlobalPools) {
+  Model m;
+  m.input("x", {1, 1, 4, 4}).output("g");
+  auto& n = m.node("MaxPool", {"x"}, {"p"});
+  set_ints(n, "kernel_shape", {3, 3});
+  set_ints(n, "strides", {2, 2});
+  set_int(n, "ceil_mode", 1);
+  m.node("GlobalAveragePool", {"p"}, {"g"});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.node(1).output_shape, (ir::Shape{1, 2, 2}));
+  // Max pools of 1..16 in a 4x4 grid, windows at 0 and 2: 11, 12, 15, 16; their mean is 13.5.
+  expect_near(run(model, iota(16)), {13.5f});
+}
+
+TEST(OnnxGraph, ConcatAndAddBecomeInputTermsAndASharedSumIsComputedOnce) {
+  Model m;
+  m.input("x", {1, 1, 1, 2}).output("out");
+  m.init("w1", {1, 1, 1, 1}, {2.f}).init("w2", {1, 1, 1, 1}, {3.f});
+  m.node("Conv", {"x", "w1"}, {"a"});
+  m.node("Conv", {"x", "w2"}, {"b"});
+  m.node("Add", {"a", "b"}, {"s"});  // read twice below: one node
+  m.node("Relu", {"s"}, {"r"});
+  m.node("Concat", {"s", "r", "a"}, {"out"});
+  set_int(*m.graph()->mutable_node(4), "axis", 1);
+  const auto model = imported(m);
+  // x = [-1, 2]: a = 2x, b = 3x, s = 5x = [-5, 10], relu(s) = [0, 10].
+  expect_near(run(model, {-1.f, 2.f}), {-5, 10, 0, 10, -2, 4});
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kIdentity), 2) << "the shared sum, and the concat as the output";
+}
+
+TEST(OnnxGraph, ResidualAddThenReluIsOneActivationReadingASum) {
+  Model m;
+  m.input("x", {1, 1, 1, 3}).output("y").init("w", {1, 1, 1, 1}, {-2.f});
+  m.node("Conv", {"x", "w"}, {"c"});
+  m.node("Add", {"c", "x"}, {"s"});
+  m.node("Relu", {"s"}, {"y"});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 2);
+  expect_near(run(model, {-1.f, 0.f, 3.f}), {1.f, 0.f, 0.f});  // relu(-2x + x) = relu(-x)
+}
+
+TEST(OnnxGraph, PerChannelMulAndAddFoldOrBecomeDepthwise) {
+  Model m;
+  m.input("x", {1, 2, 1, 1}).output("y");
+  m.init("s", {1, 2, 1, 1}, {2.f, -3.f}).init("t", {2, 1, 1}, {1.f, 1.f}).init("k", {}, {10.f});
+  m.node("Mul", {"x", "s"}, {"a"});
+  m.node("Add", {"t", "a"}, {"b"});  // folds into the depthwise op Mul became
+  m.node("Mul", {"b", "k"}, {"y"});  // scalar: folds too
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1);
+  expect_near(run(model, {1.f, 2.f}), {30.f, -50.f});
+}
+
+TEST(OnnxGraph, ElementwiseProductOfTwoActivations) {
+  Model m;
+  m.input("x", {1, 1, 1, 3}).output("y");
+  m.node("Sigmoid", {"x"}, {"s"});
+  m.node("Mul", {"x", "s"}, {"y"});  // SiLU
+  const auto out = run(imported(m), {-1.f, 0.f, 2.f});
+  expect_near(out, {-1.f / (1.f + std::exp(1.f)), 0.f, 2.f / (1.f + std::exp(-2.f))});
+}
+
+TEST(OnnxLinear, FlattenGemmWithTransposeAlphaBetaAndBias) {
+  Model m;
+  m.input("x", {1, 2, 1, 2}).output("y");
+  m.init("B", {4, 3}, iota(12));  // transB = 0: (in, out)
+  m.init("C", {3}, {1.f, 2.f, 3.f});
+  m.node("Flatten", {"x"}, {"f"});
+  auto& g = m.node("Gemm", {"f", "B", "C"}, {"y"});
+  set_float(g, "alpha", 2.f);
+  set_float(g, "beta", 0.5f);
+  const auto model = imported(m);
+  ASSERT_EQ(model.graph.op_count(), 1);
+  EXPECT_TRUE(model.graph.node(1).is<ir::LinearAttrs>());
+  // y_o = 2 * sum_i x_i * B[i][o] + 0.5 * C_o with x = [1, 0, 0, 1]: rows 0 and 3 of B.
+  expect_near(run(model, {1, 0, 0, 1}), {2 * (1 + 10) + 0.5f, 2 * (2 + 11) + 1.f, 2 * (3 + 12) + 1.5f});
+}
+
+TEST(OnnxLinear, ReshapeMatMulAddAndDropoutIdentityAreFoldedOrDropped) {
+  Model m;
+  m.input("x", {1, 3, 1, 1}).output("y");
+  m.init_ints("shape", {0, -1});
+  m.init("B", {3, 2}, {1, 0, 0, 1, 1, 1});
+  m.init("bias", {2}, {0.5f, -0.5f});
+  m.node("Dropout", {"x"}, {"d"});
+  m.node("Reshape", {"d", "shape"}, {"f"});
+  m.node("MatMul", {"f", "B"}, {"mm"});
+  m.node("Add", {"mm", "bias"}, {"a"});
+  m.node("Identity", {"a"}, {"y"});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1);
+  expect_near(run(model, {1, 2, 3}), {4.5f, 4.5f});
+}
+
+TEST(OnnxGraph, ConstantNodesAndFloatDataInitializersAreRead) {
+  Model m;
+  m.input("x", {1, 1, 1, 2}).output("y");
+  auto& c = m.node("Constant", {}, {"w"});
+  auto* a = c.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  Model::fill(*a->mutable_t(), "w", {1, 1, 1, 1}, {4.f}, false);
+  m.node("Conv", {"x", "w"}, {"y"});
+  expect_near(run(imported(m), {1.f, -2.f}), {4.f, -8.f});
+}
+
+TEST(OnnxGraph, BlocksAreCutWhereEveryPathPasses) {
+  // x -> c1 -> (c2, c3) -> add -> relu -> c4: cuts at c1, the relu (reading the sum) and c4.
+  Model m;
+  m.input("x", {1, 1, 2, 2}).output("y").init("w", {1, 1, 1, 1}, {1.f});
+  m.node("Conv", {"x", "w"}, {"c1"});
+  m.node("Conv", {"c1", "w"}, {"c2"});
+  m.node("Conv", {"c1", "w"}, {"c3"});
+  m.node("Add", {"c2", "c3"}, {"s"});
+  m.node("Relu", {"s"}, {"r"});
+  m.node("Conv", {"r", "w"}, {"y"});
+  const auto model = imported(m);
+  ASSERT_EQ(model.graph.blocks.size(), 3u);
+  EXPECT_EQ(model.graph.blocks[1].inner.size(), 2u);  // c2, c3, then the relu of their sum as exit
+}
+
+TEST(OnnxGraph, NodesThatDoNotReachTheOutputAreDropped) {
+  Model m;
+  m.input("x", {1, 1, 1, 2}).output("y").init("w", {1, 1, 1, 1}, {1.f});
+  m.node("Conv", {"x", "w"}, {"y"});
+  m.node("Softmax", {"x"}, {"unused"});  // unsupported, but dead
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1);
+  ASSERT_FALSE(model.notes.empty());
+}
+
+TEST(OnnxErrors, EveryUnsupportedNodeIsListedWithItsOpTypeAndOpset) {
+  Model m(13);
+  m.input("x", {1, 1, 2, 2}).output("y");
+  m.node("LRN", {"x"}, {"a"}, "norm1");
+  m.node("Relu", {"a"}, {"b"});
+  m.node("Softmax", {"b"}, {"y"}, "prob");
+  auto r = m.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("node 'norm1' (LRN, opset 13)"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("node 'prob' (Softmax, opset 13)"), std::string::npos);
+}
+
+TEST(OnnxErrors, OpsetsOutsideElevenToTwentyOneAreRejected) {
+  for (int opset : {10, 22}) {
+    Model m(opset);
+    m.input("x", {1, 1, 1, 1}).output("y");
+    m.node("Relu", {"x"}, {"y"});
+    auto r = m.import();
+    ASSERT_FALSE(r) << opset;
+    EXPECT_NE(r.status().message().find("opset " + std::to_string(opset)), std::string::npos);
+  }
+  for (int opset : {11, 21}) {
+    Model m(opset);
+    m.input("x", {1, 1, 1, 1}).output("y");
+    m.node("Relu", {"x"}, {"y"});
+    EXPECT_TRUE(m.import()) << opset;
+  }
+}
+
+TEST(OnnxErrors, MalformedAndTruncatedFilesAreRejectedCleanly) {
+  EXPECT_FALSE(import_bytes("not a protobuf at all \xff\xff\xff", "bad", "."));
+  Model m;
+  m.input("x", {1, 1, 2, 2}).output("y").init("w", {1, 1, 1, 1}, {1.f});
+  m.node("Conv", {"x", "w"}, {"y"});
+  const std::string bytes = m.bytes();
+  for (size_t cut : {size_t(1), bytes.size() / 2, bytes.size() - 1}) {
+    auto r = import_bytes(bytes.substr(0, cut), "cut", ".");
+    EXPECT_FALSE(r) << "truncated at " << cut;
+  }
+  EXPECT_FALSE(import_bytes("", "empty", "."));
+}
+
+TEST(OnnxErrors, ComputedWeightsWrongShapesAndDynamicInputsNameTheProblem) {
+  {
+    Model m;  // weight computed by another node
+    m.input("x", {1, 1, 2, 2}).output("y");
+    m.node("Relu", {"x"}, {"w"});
+    m.node("Conv", {"x", "w"}, {"y"}, "c");
+    auto r = m.import();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.status().message().find("must be a constant"), std::string::npos) << r.status().message();
+  }
+  {
+    Model m;  // weight channels do not match
+    m.input("x", {1, 3, 2, 2}).output("y").init("w", {1, 2, 1, 1}, {1.f, 1.f});
+    m.node("Conv", {"x", "w"}, {"y"}, "c");
+    auto r = m.import();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.status().message().find("3 channels"), std::string::npos) << r.status().message();
+  }
+  {
+    Model m;  // a symbolic height
+    m.input("x", {1, 1, 1, 1}).output("y");
+    m.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param(
+        "H");
+    m.node("Relu", {"x"}, {"y"});
+    auto r = m.import();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.status().message().find("graph input 'x'"), std::string::npos) << r.status().message();
+  }
+}
+
+class OnnxFiles : public ::testing::Test {
+ protected:
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("ios_onnx_test_" + std::to_string(::getpid()) + "_" +
+                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  void SetUp() override { std::filesystem::create_directories(dir_); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+  }
+};
+
+// A conv whose weight lives in an external data file beside the model.
+Model external_model(const std::string& location) {
+  Model m;
+  m.input("x", {1, 1, 1, 2}).output("y");
+  auto* t = m.graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < 4; ++i) t->add_dims(1);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", "4"}, {"length", "4"}}) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  m.node("Conv", {"x", "w"}, {"y"});
+  return m;
+}
+
+TEST_F(OnnxFiles, ExternalDataIsReadFromBesideTheModel) {
+  const float values[2] = {99.f, -3.f};  // the weight is at offset 4
+  write("weights.bin", std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+  write("m.onnx", external_model("weights.bin").bytes());
+  auto r = import_file((dir_ / "m.onnx").string());
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_EQ(r->graph.name, "m");
+  expect_near(run(*r, {1.f, 2.f}), {-3.f, -6.f});
+}
+
+TEST_F(OnnxFiles, ExternalDataOutsideTheModelFolderIsRefused) {
+  write("m.onnx", external_model("../secret.bin").bytes());
+  auto r = import_file((dir_ / "m.onnx").string());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("relative path inside"), std::string::npos) << r.status().message();
+}
+
+TEST_F(OnnxFiles, NpyFilesRoundTripAndWrongSizesAreNamed) {
+  const std::vector<float> v = iota(6);
+  const std::string path = (dir_ / "t.npy").string();
+  ASSERT_TRUE(write_tensor_file(path, v, {1, 2, 3, 1}));
+  auto back = read_tensor_file(path, 6);
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(*back, v);
+  auto wrong = read_tensor_file(path, 7);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.status().message().find("holds 6 float32 values; the network needs 7"), std::string::npos);
+  std::string f64 = encode_npy(v, {6});
+  f64.replace(f64.find("<f4"), 3, "<f8");
+  EXPECT_FALSE(decode_npy(f64, nullptr, "f64.npy"));
+  ASSERT_TRUE(write_tensor_file((dir_ / "t.raw").string(), v, {6}));
+  EXPECT_EQ(*read_tensor_file((dir_ / "t.raw").string(), 6), v);
+}
+
+#ifdef IOS_BINARY
+TEST_F(OnnxFiles, CliImportsAModelAndRunsItsGraphAndWeightsFiles) {
+  Model m;
+  m.input("x", {1, 2, 4, 4}).output("y").init("w", {3, 2, 3, 3}, iota(54, -27.f));
+  set_ints(m.node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"y"});
+  write("tiny.onnx", m.bytes());
+  const std::string d = dir_.string();
+  const std::string import = std::string(IOS_BINARY) + " import --onnx " + d + "/tiny.onnx --out " + d +
+                             "/g.json --weights-out " + d + "/w.bin > " + d + "/log.txt 2>&1";
+  ASSERT_EQ(std::system(import.c_str()), 0);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "g.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "w.bin"));
+  const std::string optimize = std::string(IOS_BINARY) + " optimize --onnx " + d +
+                               "/tiny.onnx --cost-model analytic --quiet > " + d + "/opt.txt 2>&1";
+  EXPECT_EQ(std::system(optimize.c_str()), 0);
+  const std::string bad =
+      std::string(IOS_BINARY) + " show --graph " + d + "/g.json --weights " + d + "/g.json > /dev/null 2>&1";
+  EXPECT_NE(std::system(bad.c_str()), 0) << "--weights must be checked";
+  auto back = ir::load_weights(*ir::load_graph((dir_ / "g.json").string()), (dir_ / "w.bin").string());
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->per_node[1][0].weight, iota(54, -27.f));
+}
+#endif
+
+TEST(AutoBlocks, ChainsCutAtEveryNodeAndSkipConnectionsSpanOneBlock) {
+  ir::GraphBuilder b("skip", {4, 4, 4});
+  b.begin_block();
+  ir::Value a = b.conv(b.input(), ir::Conv(4));
+  ir::Value c = b.conv(a, ir::Conv(4));
+  ir::Value d = b.conv(c, ir::Conv(4));
+  ir::Value e = b.identity(ir::add({a, d}));
+  b.end_block(b.conv(e, ir::Conv(4)));
+  ir::Graph g = *b.build();
+  ASSERT_TRUE(ir::assign_blocks(g));
+  ASSERT_EQ(g.blocks.size(), 3u);  // [a], [c, d, e], [conv]
+  EXPECT_EQ(g.blocks[1].exit, e.node);
+  EXPECT_EQ(g.blocks[1].inner.size(), 2u);
+}
+
+TEST(AutoBlocks, ANodeReadByNothingButTheOutputIsNamed) {
+  ir::GraphBuilder b("dead", {4, 4, 4});
+  b.begin_block();
+  ir::Value a = b.conv(b.input(), ir::Conv(4));
+  b.end_block(b.conv(a, ir::Conv(4)));
+  ir::Graph g = *b.build();
+  g.nodes[2].inputs = {{ir::Value{0, 0, 4}}};  // a is now read by nobody
+  Status s = ir::assign_blocks(g);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("read by nothing"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace ios::onnx_import
