@@ -61,6 +61,33 @@ def kernel_census(fn, torch, inferences=10):
     return sorted(kernels.values(), key=lambda k: -k["us"])
 
 
+def make_runner(model, x, mode, torch):
+    """(a function running one inference, compile seconds) for eager, graph (a captured CUDA graph),
+    compile (torch.compile reduce-overhead) or max-autotune. Call inside torch.inference_mode()."""
+    if mode == "eager":
+        return (lambda: model(x)), 0.0
+    if mode == "graph":
+        static_x = x.clone()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model(static_x)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            model(static_x)
+        return graph.replay, 0.0
+    if mode in ("compile", "max-autotune"):
+        compiled = torch.compile(model, mode="reduce-overhead" if mode == "compile" else "max-autotune")
+        t0 = time.time()
+        for _ in range(3):
+            compiled(x)
+        torch.cuda.synchronize()
+        return (lambda: compiled(x)), time.time() - t0
+    sys.exit(f"unknown PyTorch mode '{mode}' (eager, graph, compile, max-autotune)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="googlenet,inception_v3")
@@ -103,32 +130,8 @@ def main():
             x = torch.randn(1, 3, inputs[name], inputs[name], device="cuda", dtype=dtype).to(memory_format=fmt)
             for mode in args.modes.split(","):
                 torch._dynamo.reset()
-                compile_s = 0.0
                 with torch.inference_mode():
-                    if mode == "eager":
-                        fn = lambda: model(x)
-                    elif mode == "graph":
-                        static_x = x.clone()
-                        s = torch.cuda.Stream()
-                        s.wait_stream(torch.cuda.current_stream())
-                        with torch.cuda.stream(s):
-                            for _ in range(3):
-                                model(static_x)
-                        torch.cuda.current_stream().wait_stream(s)
-                        graph = torch.cuda.CUDAGraph()
-                        with torch.cuda.graph(graph):
-                            model(static_x)
-                        fn = graph.replay
-                    elif mode in ("compile", "max-autotune"):
-                        compiled = torch.compile(model, mode="reduce-overhead" if mode == "compile" else "max-autotune")
-                        t0 = time.time()
-                        for _ in range(3):
-                            compiled(x)
-                        torch.cuda.synchronize()
-                        compile_s = time.time() - t0
-                        fn = lambda: compiled(x)
-                    else:
-                        sys.exit(f"--modes: unknown mode '{mode}' (eager, graph, compile, max-autotune)")
+                    fn, compile_s = make_runner(model, x, mode, torch)
                     ms = timed(fn, args.warmup, args.iters, args.blocks, torch)
                     if args.census:
                         census.append({"model": name, "precision": precision, "mode": mode,

@@ -157,8 +157,8 @@ std::vector<Case> all_cases() {
 INSTANTIATE_TEST_SUITE_P(AllNetworksAllPoliciesAllModes, GpuMatchesReference, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) { return info.param.name(); });
 
-// Every operator and input form on its own (the networks never use element mul, sigmoid, tanh,
-// dilation or slices at batch > 1).
+// Every operator and input form on its own (the networks never use element mul, sigmoid, tanh, relu6,
+// dilation, average pools that exclude padding or slices at batch > 1).
 ir::Graph op_matrix_graph() {
   using namespace ir;
   GraphBuilder b("ops", {6, 9, 9});
@@ -167,12 +167,13 @@ ir::Graph op_matrix_graph() {
   Value c1 = b.conv(x, Conv(8).kernel(3).pad(2).dilation(2, 2).act(Act::kSigmoid));
   Value c2 = b.conv(x.slice(1, 5), Conv(8).kernel(1, 3).pad(0, 1).act(Act::kTanh));
   Value c3 = b.conv(x, Conv(8).kernel(3).pad(1).grouped(2).act(Act::kNone).bias(false));
+  Value c4 = b.conv(x, Conv(8).kernel(3).pad(1).act(Act::kRelu6));
   Value m = b.element({c1, c2}, ElementOp::kMul);
-  Value a = b.element({add({c1, c2, c3}), m}, ElementOp::kAdd);
-  Value p = b.pool(cat({a.slice(0, 4), x}), MaxPool(3).stride(2).ceil());
-  Value q = b.pool(a, AvgPool(3).stride(2));
+  Value a = b.element({add({c1, c2, c3, c4}), m}, ElementOp::kAdd);
+  Value p = b.pool(cat({a.slice(0, 4), x}), MaxPool(3).stride(2).pad(1).ceil());
+  Value q = b.pool(a, AvgPool(3).stride(2).pad(1).include_pad(false));
   Value r = b.activation(cat({p, q}), Act::kTanh);
-  Value s = b.sep_conv(r, 16, 3, 1, 1);
+  Value s = b.sep_conv(b.activation(b.identity(add({r, r, r, r, r, r, r, r})), Act::kRelu6), 16, 3, 1, 1);
   Value g = b.pool(s, GlobalMaxPool());
   Value h = b.pool(s, GlobalAvgPool());
   Value both = b.identity(cat({g, h}));

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Bring-your-own-model check: torchvision models exported to ONNX, imported by `ios`, run with every
+policy on the GPU and compared with PyTorch's output on the same input; IOS-Both timed beside PyTorch's
+CUDA graph and torch.compile on the same topology and weights.
+
+Per model: seeded random weights (torch.manual_seed(0), torchvision's own init) with BatchNorm statistics
+and affine parameters drawn at random too (at init they are the identity, which would hide a wrong fold);
+eval mode; exported with torch.onnx.export (TorchScript exporter, opset 17; --dynamo uses the dynamo
+exporter). The reference output is PyTorch's on the CPU in fp32. Every policy runs through
+`ios run --onnx M --input x.npy --output y.npy --check` (fp32: analytic-model schedules, so the search is
+quick; the check also compares with our CPU reference); IOS-Both is searched again with the measured cost
+model for the timing row. PyTorch runs in fp32 with TF32 off (our fp32 is strict fp32), cudnn.benchmark on.
+
+Needs: PyTorch, torchvision, onnx, numpy, a CUDA GPU, and the `ios` binary (--ios).
+Writes <out>/onnx_torchvision.csv, .json and one folder of files per model.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+from compare_pytorch import make_runner, timed
+
+MODELS = {  # name: (input size, constructor arguments)
+    "googlenet": (224, {"aux_logits": False, "init_weights": True}),
+    "inception_v3": (299, {"aux_logits": False, "init_weights": True}),
+    "squeezenet1_0": (224, {}),
+    "squeezenet1_1": (224, {}),
+    "resnet50": (224, {}),
+    "mobilenet_v2": (224, {}),
+    "densenet121": (224, {}),
+}
+POLICIES = ["sequential", "greedy", "dp_merge", "dp_parallel", "dp_parallel_merge", "opara"]
+
+
+def build_model(name, torch, torchvision):
+    size, kwargs = MODELS[name]
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=gen) * 0.2 - 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+                m.weight.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+                m.bias.copy_(torch.rand(m.bias.shape, generator=gen) * 0.2 - 0.1)
+    x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
+    return model, x
+
+
+def ios(args, cmd, log, timeout):
+    """Runs `ios CMD...`, appends its output to log; (return code, output)."""
+    t0 = time.time()
+    try:
+        p = subprocess.run([args.ios] + cmd, capture_output=True, text=True, timeout=timeout)
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out, rc = (e.stdout or b"").decode() + f"\nTIMEOUT after {timeout} s", 124
+    with open(log, "a") as f:
+        f.write(f"$ ios {' '.join(cmd)}\n{out}\n[rc {rc}, {time.time() - t0:.1f} s]\n\n")
+    return rc, out
+
+
+def rel_l2(a, b, np):
+    return float(np.linalg.norm(a.ravel() - b.ravel()) / np.linalg.norm(b.ravel()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ios", default="build/bin/ios")
+    ap.add_argument("--out", default="experiments/results/latest/onnx")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--pytorch-modes", default="graph,compile")
+    ap.add_argument("--dynamo", action="store_true", help="export with the dynamo exporter")
+    ap.add_argument("--import-only", action="store_true", help="export and import, run nothing")
+    ap.add_argument("--search-timeout", type=int, default=300, help="seconds for the measured IOS-Both search")
+    args = ap.parse_args()
+    try:
+        import numpy as np
+        import torch
+        import torchvision
+    except ImportError as e:
+        sys.exit(f"onnx_torchvision.py needs numpy, PyTorch and torchvision: {e}")
+    if not torch.cuda.is_available():
+        sys.exit("onnx_torchvision.py needs a CUDA GPU")
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for name in args.models.split(","):
+        if name not in MODELS:
+            sys.exit(f"--models: unknown model '{name}' ({', '.join(MODELS)})")
+        d = os.path.join(args.out, name)
+        os.makedirs(d, exist_ok=True)
+        log = os.path.join(d, "ios.log")
+        open(log, "w").close()
+        model, x = build_model(name, torch, torchvision)
+        onnx_path = os.path.join(d, name + ".onnx")
+        with torch.no_grad():
+            ref = model(x).numpy()
+            torch.onnx.export(model, (x,), onnx_path, opset_version=17, dynamo=args.dynamo,
+                              input_names=["input"], output_names=["logits"])
+        np.save(os.path.join(d, "x.npy"), x.numpy().astype(np.float32))
+        rc, out = ios(args, ["import", "--onnx", onnx_path], log, 120)
+        m = re.search(r"in ([0-9.]+) s: (\d+) ops in (\d+) blocks", out)
+        print(f"== {name}: import rc {rc}, {m.group(0) if m else out.strip()[-300:]}", flush=True)
+        base = {"model": name, "onnx_mb": round(os.path.getsize(onnx_path) / 2**20, 1),
+                "import_s": float(m.group(1)) if m else None, "ops": int(m.group(2)) if m else None,
+                "blocks": int(m.group(3)) if m else None}
+        if args.import_only:
+            rows.append(dict(base, framework="ios", policy="import", cost_model="-", rc=rc))
+            continue
+        runs = [(p, "analytic") for p in args.policies.split(",")] + [("dp_parallel_merge", "measured")]
+        for policy, cost_model in runs:
+            y = os.path.join(d, f"y_{policy}_{cost_model}.npy")
+            rj = os.path.join(d, f"run_{policy}_{cost_model}.json")
+            cmd = ["run", "--onnx", onnx_path, "--opt", policy, "--cost-model", cost_model, "--input",
+                   os.path.join(d, "x.npy"), "--output", y, "--check", "--json", rj, "--quiet"]
+            rc, out = ios(args, cmd, log, args.search_timeout + 120)
+            row = dict(base, framework="ios", policy=policy, cost_model=cost_model, rc=rc)
+            if rc == 0 and os.path.exists(y):
+                got = np.load(y)
+                r = json.load(open(rj))
+                row.update(latency_ms=r["latency_ms"]["median"], rel_l2_vs_pytorch=rel_l2(got, ref, np),
+                           argmax_match=bool(got.reshape(-1).argmax() == ref.reshape(-1).argmax()),
+                           rel_l2_vs_our_cpu=r["check"]["relative_l2_error"])
+            rows.append(row)
+            print(f"   {policy:18s} {cost_model:9s} rc {rc} latency {row.get('latency_ms', '-')} ms "
+                  f"rel-L2 vs PyTorch {row.get('rel_l2_vs_pytorch', '-')} argmax {row.get('argmax_match', '-')}",
+                  flush=True)
+        cuda_model, cuda_x = model.cuda(), x.cuda()
+        for mode in args.pytorch_modes.split(","):
+            torch._dynamo.reset()
+            with torch.inference_mode():
+                fn, compile_s = make_runner(cuda_model, cuda_x, mode, torch)
+                ms = timed(fn, 50, 100, 5, torch)
+                got = fn() if mode != "graph" else None
+            row = dict(base, framework="pytorch " + torch.__version__, policy=mode, cost_model="-", rc=0,
+                       latency_ms=round(ms, 4), compile_s=round(compile_s, 1))
+            if got is not None:
+                row["rel_l2_vs_pytorch"] = rel_l2(got.float().cpu().numpy(), ref, np)
+            rows.append(row)
+            print(f"   pytorch {mode:10s} latency {ms:.3f} ms", flush=True)
+        model.cpu()
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    env = {"nvidia_smi": smi, "torch": torch.__version__, "torchvision": torchvision.__version__,
+           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda,
+           "ios": subprocess.run([args.ios, "--version"], capture_output=True, text=True).stdout.strip(),
+           "command": " ".join(sys.argv)}
+    fields = ["model", "framework", "policy", "cost_model", "rc", "latency_ms", "rel_l2_vs_pytorch",
+              "argmax_match", "rel_l2_vs_our_cpu", "compile_s", "onnx_mb", "import_s", "ops", "blocks"]
+    with open(os.path.join(args.out, "onnx_torchvision.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.out, "onnx_torchvision.json"), "w") as f:
+        json.dump({"environment": env, "rows": rows}, f, indent=1)
+    failures = [r for r in rows if r["framework"] == "ios" and (r["rc"] != 0 or (
+        not args.import_only and (r.get("rel_l2_vs_pytorch", 1) > 1e-4 or not r.get("argmax_match"))))]
+    print(f"{len(failures)} of {sum(r['framework'] == 'ios' for r in rows)} ios runs failed the check", flush=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
