@@ -1,6 +1,5 @@
 #include "runtime/conv_kernel.h"
 
-
 #include <cudnn_frontend.h>
 
 #include <algorithm>
@@ -22,13 +21,13 @@ constexpr int64_t kX = 1, kW = 2, kB = 3, kY = 4, kZ = 5;
 constexpr int kMaxCandidates = 16;  // timed per convolution, in heuristics order
 constexpr int kTimedBatches = 5;
 
-#define CHECK_FE(expr)                                                                                         \
-  do {                                                                                                         \
-    fe::error_t fe_status_ = (expr);                                                                           \
-    if (fe_status_.is_bad())                                                                                   \
-      return ::ios::Status(::ios::ErrorCode::kRuntimeError,                                                    \
-                           std::string(#expr) + " failed at " + __FILE__ + ":" + std::to_string(__LINE__) + \
-                               ": " + fe_status_.get_message());                                           \
+#define CHECK_FE(expr)                                                                                            \
+  do {                                                                                                            \
+    fe::error_t fe_status_ = (expr);                                                                              \
+    if (fe_status_.is_bad())                                                                                      \
+      return ::ios::Status(::ios::ErrorCode::kRuntimeError, std::string(#expr) + " failed at " + __FILE__ + ":" + \
+                                                                std::to_string(__LINE__) + ": " +                 \
+                                                                fe_status_.get_message());                        \
   } while (0)
 
 fe::DataType_t fe_type(DataType t) {
@@ -321,7 +320,8 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (!reference.empty()) {
       ASSIGN_OR_RETURN(std::vector<float> y, read_y(spec, b, stream));
       if (!outputs_agree(y, reference, spec.config)) {
-        if (o.verbose) std::fprintf(stderr, "[conv] %s: engine %s dropped (wrong output)\n", spec.key().c_str(), name.c_str());
+        if (o.verbose)
+          std::fprintf(stderr, "[conv] %s: engine %s dropped (wrong output)\n", spec.key().c_str(), name.c_str());
         continue;
       }
     }
@@ -384,14 +384,13 @@ class LegacyConvKernel : public ConvKernel {
   Status tune(cudnnHandle_t handle, const ConvBuffers& b, void* workspace, size_t limit) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
-    CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(handle, x_, b.x, w_, b.w, conv_, y_, b.y,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, workspace,
-                                                       limit));
+    CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
+        handle, x_, b.x, w_, b.w, conv_, y_, b.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, workspace, limit));
     for (int i = 0; i < found; ++i) {
       const auto& p = perf[i];
       if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit) continue;
-      if (spec_.config.dtype == DataType::kF32 && spec_.config.math == MathMode::kStrict && p.mathType != CUDNN_FMA_MATH &&
-          p.mathType != CUDNN_DEFAULT_MATH)
+      if (spec_.config.dtype == DataType::kF32 && spec_.config.math == MathMode::kStrict &&
+          p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH)
         continue;
       KernelChoice c;
       c.backend = "legacy";
@@ -415,8 +414,8 @@ class LegacyConvKernel : public ConvKernel {
                                                         workspace_bytes(), &zero, y_, b.y, bias_, b.b, act_, y_, b.y));
       return Status::ok();
     }
-    CHECK_CUDNN(cudnnConvolutionForward(handle, &one, x_, b.x, w_, b.w, conv_, algo, workspace, workspace_bytes(), &zero,
-                                        y_, b.y));
+    CHECK_CUDNN(cudnnConvolutionForward(handle, &one, x_, b.x, w_, b.w, conv_, algo, workspace, workspace_bytes(),
+                                        &zero, y_, b.y));
     if (needs_epilogue(spec_)) run_epilogue(spec_, b, stream_of(handle));
     return Status::ok();
   }
@@ -443,7 +442,7 @@ class LegacyConvKernel : public ConvKernel {
     CHECK_CUDNN(cudnnSetConvolutionGroupCount(cd, a.groups));
     const cudnnMathType_t math = !spec_.config.tensor_cores()           ? CUDNN_FMA_MATH
                                  : spec_.config.dtype == DataType::kF32 ? CUDNN_DEFAULT_MATH
-                                                                         : CUDNN_TENSOR_OP_MATH;
+                                                                        : CUDNN_TENSOR_OP_MATH;
     CHECK_CUDNN(cudnnSetConvolutionMathType(cd, math));
     return Status::ok();
   }
@@ -508,16 +507,60 @@ int pointer_alignment(const void* p) {
 std::string ConvSpec::key() const {
   std::ostringstream os;
   os << config.key() << "|in" << in.to_string() << "|out" << out.to_string() << "|" << ir::attrs_key(attrs) << "|xs"
-     << x.n << "," << x.c << "," << x.h << "," << x.w << "|ys" << y.n << "," << y.c << "," << y.h << "," << y.w
-     << "|al" << x_align << "," << y_align;
+     << x.n << "," << x.c << "," << x.h << "," << x.w << "|ys" << y.n << "," << y.c << "," << y.h << "," << y.w << "|al"
+     << x_align << "," << y_align;
   if (z) os << "|z" << z->n << "," << z->c << "," << z->h << "," << z->w << "|zal" << z_align;
   return os.str();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Per-channel affine: a 1x1 depthwise convolution is y = act(x * w[c] + b[c]), memory-bound. cuDNN runs
+// it as a grouped convolution with one group per channel, several times slower than one elementwise
+// pass (imported BatchNorms without a convolution before them: DenseNet's pre-activations).
+namespace {
+
+bool is_channel_affine(const ConvSpec& spec) {
+  const ir::ConvAttrs& a = spec.attrs;
+  return a.kh == 1 && a.kw == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 && a.pw == 0 && a.groups == spec.in.c &&
+         a.out_channels == spec.in.c && spec.out.c == spec.in.c;
+}
+
+class ChannelAffineKernel : public ConvKernel {
+ public:
+  explicit ChannelAffineKernel(ConvSpec spec) : spec_(std::move(spec)) {
+    choice_.backend = "elementwise";
+    choice_.name = "ios_channel_affine";
+    choice_.fused = true;
+  }
+  Status run(cudnnHandle_t handle, const ConvBuffers& b, void* /*workspace*/) const override {
+    const cudaStream_t stream = stream_of(handle);
+    const DevTensor x{const_cast<void*>(b.x), spec_.x.n, spec_.x.c, spec_.x.w};
+    const DevTensor y{b.y, spec_.y.n, spec_.y.c, spec_.y.w};
+    const Extent e{spec_.config.batch, spec_.out.c, spec_.out.h * spec_.out.w, spec_.config.layout == Layout::kNHWC};
+    launch_scale_bias_act(spec_.config.dtype, x, y, b.w, spec_.attrs.has_bias ? b.b : nullptr, e,
+                          act_code(spec_.attrs.activation), stream);
+    if (spec_.z) {
+      const DevTensor z{const_cast<void*>(b.z), spec_.z->n, spec_.z->c, spec_.z->w};
+      launch_gather(spec_.config.dtype, &z, 1, y, e, /*accumulate=*/true, stream);
+    }
+    CHECK_CUDA(cudaGetLastError());
+    return Status::ok();
+  }
+  size_t workspace_bytes() const override { return 0; }
+  const KernelChoice& choice() const override { return choice_; }
+
+ private:
+  ConvSpec spec_;
+  KernelChoice choice_;
+};
+
+}  // namespace
 
 Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
                                                         const ConvBuffers& b, void* workspace,
                                                         const std::optional<KernelChoice>& cached,
                                                         const ConvBuildOptions& o) {
+  if (is_channel_affine(spec)) return std::shared_ptr<ConvKernel>(new ChannelAffineKernel(spec));
   if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
   if (cached && cached->backend == "graph") {
     auto k = rebuild_graph(handle, spec, *cached, o.workspace_limit);
@@ -528,7 +571,8 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
   }
   auto fused = tune_graph(handle, spec, b, workspace, true, o);
   if (fused) {
-    say(o, spec.key() + " -> " + (*fused)->choice().name + " (fused, " + std::to_string((*fused)->choice().ms) + " ms)");
+    say(o,
+        spec.key() + " -> " + (*fused)->choice().name + " (fused, " + std::to_string((*fused)->choice().ms) + " ms)");
     return fused;
   }
   if (needs_epilogue(spec)) {

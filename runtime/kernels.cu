@@ -73,6 +73,14 @@ __global__ void multiply_kernel(DevTensor dst, DevTensor src, Extent e) {
   }
 }
 
+__device__ float activate(float v, int act) {
+  if (act == 1) return v > 0.f ? v : 0.f;
+  if (act == 2) return 1.f / (1.f + __expf(-v));
+  if (act == 3) return tanhf(v);
+  if (act == 4) return fminf(fmaxf(v, 0.f), 6.f);
+  return v;
+}
+
 template <typename T>
 __global__ void bias_act_kernel(DevTensor x, const T* bias, Extent e, int act) {
   GRID_STRIDE_LOOP(i, total(e)) {
@@ -80,11 +88,17 @@ __global__ void bias_act_kernel(DevTensor x, const T* bias, Extent e, int act) {
     T& ref = at<T>(x, k);
     float v = to_float(ref);
     if (bias) v += to_float(bias[k.c]);
-    if (act == 1) v = v > 0.f ? v : 0.f;
-    else if (act == 2) v = 1.f / (1.f + __expf(-v));
-    else if (act == 3) v = tanhf(v);
-    else if (act == 4) v = fminf(fmaxf(v, 0.f), 6.f);
-    ref = from_float<T>(v);
+    ref = from_float<T>(activate(v, act));
+  }
+}
+
+template <typename T>
+__global__ void scale_bias_act_kernel(DevTensor x, DevTensor y, const T* scale, const T* bias, Extent e, int act) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    float v = to_float(at<T>(x, k)) * to_float(scale[k.c]);
+    if (bias) v += to_float(bias[k.c]);
+    at<T>(y, k) = from_float<T>(activate(v, act));
   }
 }
 
@@ -160,6 +174,15 @@ void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Ext
   dispatch(t, [&](auto v) {
     using T = decltype(v);
     bias_act_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(x, static_cast<const T*>(bias), e, act);
+  });
+}
+
+void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, const void* scale, const void* bias,
+                           const Extent& e, int act, cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    using T = decltype(v);
+    scale_bias_act_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(x, y, static_cast<const T*>(scale),
+                                                                        static_cast<const T*>(bias), e, act);
   });
 }
 

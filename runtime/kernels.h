@@ -1,6 +1,6 @@
 // The few kernels cuDNN does not provide: gathering op inputs (sums of channel slices, concats),
-// pooling with ceil mode and PyTorch's divisor, bias + activation, element-wise products. Each is
-// templated on the storage type (float, half, bfloat16; math in float) and reads any layout: a
+// pooling with ceil mode and PyTorch's divisor, bias + activation, per-channel affines, element-wise
+// products. Each is templated on the storage type (float, half, bfloat16; math in float) and reads any layout: a
 // tensor is a pointer to its first element and element strides (layout is just strides).
 #pragma once
 
@@ -35,6 +35,11 @@ void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, con
 
 // x = act(x + bias[c]); act: 0 none, 1 relu, 2 sigmoid, 3 tanh, 4 relu6; bias (storage type) may be null.
 void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Extent& e, int act, cudaStream_t stream);
+
+// y = act(x * scale[c] + bias[c]) (a per-channel affine: BatchNorm without a convolution to fold into);
+// scale and bias in the storage type, bias may be null.
+void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, const void* scale, const void* bias,
+                           const Extent& e, int act, cudaStream_t stream);
 
 struct PoolParams {
   int kh, kw, sh, sw, ph, pw;

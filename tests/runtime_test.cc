@@ -176,8 +176,9 @@ ir::Graph op_matrix_graph() {
   Value s = b.sep_conv(b.activation(b.identity(add({r, r, r, r, r, r, r, r})), Act::kRelu6), 16, 3, 1, 1);
   Value g = b.pool(s, GlobalMaxPool());
   Value h = b.pool(s, GlobalAvgPool());
-  Value both = b.identity(cat({g, h}));
-  b.end_block(b.linear(both, LinearAttrs{5, true, Act::kRelu}));
+  Value dw = b.conv(x, Conv(6).grouped(6).act(Act::kRelu6));  // a per-channel affine (imported BatchNorm)
+  Value both = b.identity(cat({g, h, b.pool(dw, GlobalAvgPool())}));
+  b.end_block(b.linear(both, LinearAttrs{16, true, Act::kRelu}));
   return *b.build();
 }
 
