@@ -83,7 +83,8 @@ struct LoadedModel {
   Graph graph;
   std::optional<ios::ir::Weights> own_weights;
   std::vector<std::string> notes;  // what an import folded or dropped
-  ios::ir::Weights weights() const { return own_weights ? *own_weights : ios::ir::make_weights(graph); }
+  // Moves the model's own weights out (an imported model's can be 100 MB), or makes the seeded ones.
+  ios::ir::Weights take_weights() { return own_weights ? std::move(*own_weights) : ios::ir::make_weights(graph); }
 };
 
 struct GraphSource {
@@ -682,7 +683,7 @@ int cmd_run(RunArgs& a) {
   if (!schedule) return fail(schedule.status());
   auto plan = ios::sched::compile_plan(*g, *schedule, *mode);
   if (!plan) return fail(plan.status());
-  const ios::ir::Weights weights = model->weights();
+  const ios::ir::Weights weights = model->take_weights();
   ios::rt::ExecutorOptions options;
   options.config = session->config;
   options.context = *context;

@@ -88,6 +88,14 @@ def make_runner(model, x, mode, torch):
     sys.exit(f"unknown PyTorch mode '{mode}' (eager, graph, compile, max-autotune)")
 
 
+def gpu_environment(torch):
+    """GPU (nvidia-smi: name, clocks, driver) and library versions, recorded beside every figure."""
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    return {"nvidia_smi": smi, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+            "cuda": torch.version.cuda, "command": " ".join(sys.argv), "clocks_locked": False}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="googlenet,inception_v3")
@@ -140,10 +148,7 @@ def main():
                              "precision": precision, "batch": 1, "latency_ms": round(ms, 4),
                              "compile_s": round(compile_s, 1)})
                 print(f"Model: {name} | PyTorch {mode} | Precision: {precision} | Latency: {ms:.3f} ms", flush=True)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    env = {"nvidia_smi": smi, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-           "cuda": torch.version.cuda, "command": " ".join(sys.argv), "clocks_locked": False}
+    env = gpu_environment(torch)
     os.makedirs(args.out_dir, exist_ok=True)
     with open(os.path.join(args.out_dir, "pytorch.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

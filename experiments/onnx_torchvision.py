@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from compare_pytorch import make_runner, timed
+from compare_pytorch import gpu_environment, make_runner, timed
 
 MODELS = {  # name: (input size, constructor arguments)
     "googlenet": (224, {"aux_logits": False, "init_weights": True}),
@@ -149,12 +149,8 @@ def main():
             rows.append(row)
             print(f"   pytorch {mode:10s} latency {ms:.3f} ms", flush=True)
         model.cpu()
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    env = {"nvidia_smi": smi, "torch": torch.__version__, "torchvision": torchvision.__version__,
-           "cudnn": torch.backends.cudnn.version(), "cuda": torch.version.cuda,
-           "ios": subprocess.run([args.ios, "--version"], capture_output=True, text=True).stdout.strip(),
-           "command": " ".join(sys.argv)}
+    env = dict(gpu_environment(torch), torchvision=torchvision.__version__,
+               ios=subprocess.run([args.ios, "--version"], capture_output=True, text=True).stdout.strip())
     fields = ["model", "framework", "policy", "cost_model", "rc", "latency_ms", "rel_l2_vs_pytorch",
               "argmax_match", "rel_l2_vs_our_cpu", "compile_s", "onnx_mb", "import_s", "ops", "blocks"]
     with open(os.path.join(args.out, "onnx_torchvision.csv"), "w", newline="") as f:

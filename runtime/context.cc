@@ -96,10 +96,11 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
   CHECK_CUDA(cudaStreamSynchronize(stream(0)));
   const KernelChoice& c = k->choice();
-  ++(cached && *cached == c ? stats_.from_file : stats_.tuned);
+  const bool tuned_engine = c.backend != kElementwiseBackend;
+  if (tuned_engine) ++(cached && *cached == c ? stats_.from_file : stats_.tuned);
   stats_.fused += c.fused;
   stats_.legacy += c.backend == "legacy";
-  if (!(cached && *cached == c)) cache_.put(key, c);
+  if (tuned_engine && !(cached && *cached == c)) cache_.put(key, c);
   kernels_.emplace(key, k);
   return k;
 }

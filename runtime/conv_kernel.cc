@@ -528,7 +528,7 @@ bool is_channel_affine(const ConvSpec& spec) {
 class ChannelAffineKernel : public ConvKernel {
  public:
   explicit ChannelAffineKernel(ConvSpec spec) : spec_(std::move(spec)) {
-    choice_.backend = "elementwise";
+    choice_.backend = kElementwiseBackend;
     choice_.name = "ios_channel_affine";
     choice_.fused = true;
   }

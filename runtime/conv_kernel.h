@@ -23,16 +23,20 @@ namespace ios::rt {
 // The activation code the bias/activation kernel takes (kernels.h: 0 none, 1 relu, 2 sigmoid, 3 tanh).
 int act_code(ir::Act a);
 
+// The backend of a 1x1 depthwise convolution run as one per-channel affine kernel: nothing is tuned, so
+// the choice is neither counted as a tuned engine nor recorded in the kernel cache.
+inline constexpr char kElementwiseBackend[] = "elementwise";
+
 enum class ConvEngine { kGraph, kLegacy };
 Expected<ConvEngine> parse_conv_engine(const std::string& s);
 const char* conv_engine_name(ConvEngine e);
 
 // Everything that decides which engine can run a convolution and how fast.
 struct ConvSpec {
-  ExecConfig config;     // data type, math, layout, batch
-  ir::ConvAttrs attrs;   // kernel, stride, padding, dilation, groups, bias, activation
-  ir::Shape in, out;     // per sample; out.c may exceed attrs.out_channels' producer (merged convs)
-  SliceLayout x, y;      // element strides of input and output (channel slices of wider buffers)
+  ExecConfig config;               // data type, math, layout, batch
+  ir::ConvAttrs attrs;             // kernel, stride, padding, dilation, groups, bias, activation
+  ir::Shape in, out;               // per sample; out.c may exceed attrs.out_channels' producer (merged convs)
+  SliceLayout x, y;                // element strides of input and output (channel slices of wider buffers)
   int x_align = 16, y_align = 16;  // byte alignment of the input / output pointers (at most 16)
   std::optional<SliceLayout> z;    // a residual added after the activation: y = act(conv + bias) + z
   int z_align = 16;

@@ -787,7 +787,10 @@ Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
   RETURN_ERROR_IF(!unsupported.empty(), ErrorCode::kInvalidArgument,
                   "unsupported operators (supported: see `ios import --list-ops`):" + unsupported);
 
-  // Kahn's algorithm, lowest file position first.
+  // Kahn's algorithm, lowest file position first. Reads are counted here, before any tensor is defined,
+  // so that define() knows every tensor's readers.
+  std::set<std::string> graph_inputs;
+  for (const auto& in : graph_.input()) graph_inputs.insert(in.name());
   std::vector<int> waiting(size_t(graph_.node_size()), 0);
   std::unordered_map<std::string, std::vector<int>> readers;
   for (int i = 0; i < graph_.node_size(); ++i) {
@@ -798,7 +801,7 @@ Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
       if (producer.count(in)) {
         ++waiting[size_t(i)];
         readers[in].push_back(i);
-      } else if (!consts_.count(in) && !acts_.count(in)) {
+      } else if (!consts_.count(in) && !graph_inputs.count(in)) {
         return bad(node_label(graph_.node(i), opset_) + " reads '" + in +
                    "', which no node, initializer or input provides");
       }
@@ -840,8 +843,8 @@ Status Importer::finish_output() {
 Expected<ImportedModel> Importer::run(const std::string& name) {
   g_.name = name;
   RETURN_IF_ERROR(read_initializers());
-  RETURN_IF_ERROR(read_input());
   ASSIGN_OR_RETURN(auto order, live_nodes_in_order());
+  RETURN_IF_ERROR(read_input());
   for (const onnx::NodeProto* n : order) {
     RETURN_ERROR_IF(n->output_size() < 1 || n->output(0).empty(), ErrorCode::kInvalidArgument,
                     node_label(*n, opset_) + " has no output");
