@@ -8,6 +8,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "common/file_io.h"
 #include "common/tensor_file.h"
@@ -227,6 +230,7 @@ Expected<std::shared_ptr<ios::rt::Context>> make_context(const ios::ExecConfig& 
 // `auto` picks the measured model where a GPU runtime and a GPU exist, else the analytic one.
 Expected<std::unique_ptr<ios::sched::CostModel>> make_cost_model(const Graph& g, std::string kind,
                                                                  const ios::ExecConfig& config,
+                                                                 const ios::sched::StageTimingRule& rule,
                                                                  const std::function<ContextPtr()>& context) {
 #ifdef IOS_WITH_RUNTIME
   if (kind == "auto") kind = ios::rt::gpu_available() ? "measured" : "analytic";
@@ -236,6 +240,7 @@ Expected<std::unique_ptr<ios::sched::CostModel>> make_cost_model(const Graph& g,
     if (!ctx) return ctx.status();
     ios::rt::MeasuredCostModel::Params params;
     params.config = config;
+    params.rule = rule;
     return std::unique_ptr<ios::sched::CostModel>(new ios::rt::MeasuredCostModel(g, params, *ctx));
   }
 #else
@@ -268,6 +273,9 @@ struct OptimizeArgs {
   bool verbose = false;
   std::string out;
   std::string stage_cache;
+  ios::sched::StageTimingRule stage_timing;
+  bool measure_schedule = true;
+  std::string devices = "0";
   ios::sched::OptimizeOptions options;
   bool quiet = false;
   Report report;
@@ -293,9 +301,27 @@ struct OptimizeArgs {
         ->capture_default_str();
     cmd->add_flag("--verbose", verbose, "report each convolution's engine and every fallback");
     cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
+    cmd->add_option_function<std::string>(
+           "--stage-timing",
+           [this](const std::string& text) {
+             Expected<ios::sched::StageTimingRule> rule = ios::sched::parse_stage_timing(text);
+             if (!rule) throw CLI::ValidationError(rule.status().message());
+             stage_timing = *rule;
+           },
+           "measured cost model: adaptive | ios (IOS's 2/6/6) | W/N/MIN-MAX/TOL")
+        ->default_str("adaptive");
+    cmd->add_option("--devices", devices,
+                    "measured cost model: GPUs that time stages, all or a list (0,1,...); one DP worker each")
+        ->capture_default_str();
+    cmd->add_option("--search-budget", options.max_transitions,
+                    "DP transitions one part may consider; a part past it is split in halves (noted)")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
+    cmd->add_flag("!--no-measure", measure_schedule,
+                  "measured cost model: do not time the chosen schedule end to end beside its prediction");
     report.add_to(cmd);
   }
 };
@@ -364,9 +390,10 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                g.name.c_str(), display_name(a, policy).c_str(), a.options.batch, sched.meta.search_seconds,
                sched.meta.latency_ms, opara ? " (Opara's contention-free estimate, not comparable with the DP's)" : "");
   if (is_dp(policy))
-    std::fprintf(out, "States: %lld | Transitions: %lld | Stages asked by the search: %lld | ",
-                 static_cast<long long>(r.stats.states), static_cast<long long>(r.stats.transitions),
-                 static_cast<long long>(r.stats.stages_costed));
+    std::fprintf(out, "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
+                 "Transitions: %lld | Stages asked by the search: %lld | ",
+                 r.parts, r.parts_reused, a.options.extra_models.size() + 1, static_cast<long long>(r.stats.states),
+                 static_cast<long long>(r.stats.transitions), static_cast<long long>(r.stats.stages_costed));
   if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
     std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), plan.streams);
   } else {
@@ -396,7 +423,10 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
     j["stages"] = sched.stage_count();
   }
   if (is_dp(policy))
-    j["dp"] = {{"states", r.stats.states},
+    j["dp"] = {{"parts", r.parts},
+               {"parts_reused", r.parts_reused},
+               {"workers", a.options.extra_models.size() + 1},
+               {"states", r.stats.states},
                {"transitions", r.stats.transitions},
                {"stages_asked", r.stats.stages_costed},
                {"budget_splits", r.stats.budget_splits}};
@@ -409,6 +439,127 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
   j["notes"] = sched.meta.notes;
 }
 
+#ifdef IOS_WITH_RUNTIME
+// How the stages were timed (measured cost model): counts, rounds, spread, host time.
+void report_stage_timing(const ios::sched::CostModel& model, Report& report) {
+  const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(&model);
+  if (!measured) return;
+  const ios::sched::StageTimingStats& t = measured->stats();
+  std::fprintf(report.text(), "Stage timing (%s): %s\n", measured->rule().describe().c_str(), t.summary().c_str());
+  report.json["stage_timing"] = {{"rule", measured->rule().describe()},
+                                 {"stages", t.stages},
+                                 {"rounds", t.rounds},
+                                 {"replays", t.replays},
+                                 {"above_tolerance", t.unsettled},
+                                 {"spread_median", t.spread_percentile(0.5)},
+                                 {"spread_p90", t.spread_percentile(0.9)},
+                                 {"build_seconds", t.build_seconds},
+                                 {"timing_seconds", t.timing_seconds}};
+}
+
+// Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).
+Status report_fidelity(const Graph& g, const ios::sched::Schedule& sched, const ios::sched::ExecutionPlan& plan,
+                       Session& session, Report& report) {
+  auto context = session.context();
+  if (!context) return context.status();
+  ios::rt::ExecutorOptions options;
+  options.config = session.config;
+  options.context = *context;
+  auto exec = ios::rt::Executor::create(g, ios::ir::make_weights(g), plan, options);
+  if (!exec) return exec.status();
+  auto t = (*exec)->time(ios::rt::TimingOptions{});
+  if (!t) return t.status();
+  const double predicted = sched.meta.latency_ms, ratio = t->median_ms / predicted;
+  std::fprintf(report.text(),
+               "Fidelity: predicted %.3f ms (sum of its stages) | measured end to end %.3f ms (CUDA graph, median of "
+               "%d) | measured / predicted %.3f\n",
+               predicted, t->median_ms, t->iterations, ratio);
+  report.json["fidelity"] = {{"predicted_ms", predicted}, {"measured_ms", t->median_ms}, {"ratio", ratio}};
+  return Status::ok();
+}
+#endif
+
+// The search's progress on stderr, once a second after the first: parts done (and reused), stages
+// costed, and an ETA from the share of ops in finished parts.
+class ProgressLine {
+ public:
+  ProgressLine(const ios::sched::StageCache& cache, bool quiet) : cache_(cache) {
+    if (!quiet) ticker_ = std::thread([this] { tick(); });
+  }
+  ~ProgressLine() { stop(); }
+  void update(const ios::sched::SearchProgress& p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    progress_ = p;
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    wake_.notify_all();
+    if (ticker_.joinable()) ticker_.join();
+  }
+
+ private:
+  void tick() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    bool printed = false;
+    while (!wake_.wait_for(lock, std::chrono::seconds(1), [&] { return stopped_; })) {
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      const auto& p = progress_;
+      std::string eta = "ETA after the first part";
+      if (p.ops_done > 0 && p.ops_total > p.ops_done)
+        eta = "ETA " + std::to_string(int(t / double(p.ops_done) * double(p.ops_total - p.ops_done))) + " s";
+      std::fprintf(stderr, "\r[search %.0f s] parts %zu/%zu (%zu reused) | states %lld | stages costed %zu | %s   ", t,
+                   p.parts_done, p.parts_total, p.parts_reused, static_cast<long long>(p.stats.states), cache_.misses(),
+                   eta.c_str());
+      printed = true;
+    }
+    if (printed) std::fprintf(stderr, "\n");
+  }
+
+  const ios::sched::StageCache& cache_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  ios::sched::SearchProgress progress_;
+  bool stopped_ = false;
+  std::thread ticker_;
+};
+
+#ifdef IOS_WITH_RUNTIME
+// --devices beyond the first: a context and a measured cost model per GPU, each behind its own view of
+// the shared stage cache, handed to the search as extra DP workers.
+struct ExtraDevices {
+  std::vector<std::shared_ptr<ios::rt::Context>> contexts;
+  std::vector<std::unique_ptr<ios::sched::CostModel>> models, views;
+
+  Status add(OptimizeArgs& a, const Graph& g, Session& session, ios::sched::StageCache& cache) {
+    auto devices = ios::rt::select_devices(a.devices);
+    if (!devices) return devices.status();
+    auto first = session.context();
+    if (!first) return first.status();
+    RETURN_ERROR_IF((*first)->device() != (*devices)[0], ios::ErrorCode::kInvalidArgument,
+                    "--devices must list the current device (" + std::to_string((*first)->device()) + ") first");
+    for (size_t i = 1; i < devices->size(); ++i) {
+      CHECK_CUDA(cudaSetDevice((*devices)[i]));
+      auto ctx = make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose);
+      CHECK_CUDA(cudaSetDevice((*devices)[0]));
+      if (!ctx) return ctx.status().with_context("device " + std::to_string((*devices)[i]));
+      ios::rt::MeasuredCostModel::Params params;
+      params.config = session.config;
+      params.rule = a.stage_timing;
+      contexts.push_back(*ctx);
+      models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(g, params, *ctx));
+      views.push_back(cache.worker(*models.back()));
+      a.options.extra_models.push_back(views.back().get());
+    }
+    return Status::ok();
+  }
+};
+#endif
+
 int cmd_optimize(OptimizeArgs& a) {
   Expected<Graph> g = a.src.load();
   if (!g) return fail(g.status());
@@ -417,27 +568,28 @@ int cmd_optimize(OptimizeArgs& a) {
   a.options.policy = *policy;
   auto session = make_session(a);
   if (!session) return fail(session.status());
-  auto model = make_cost_model(*g, a.cost_model, session->config, [&] { return session->context(); });
+  auto model =
+      make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
   if (!model) return fail(model.status());
   std::string cache_key = (*model)->name() + "|" + session->config.key();
 #ifdef IOS_WITH_RUNTIME
-  if (a.cost_model == "measured") cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();
+  if ((*model)->name() == "measured")
+    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();
 #endif
   if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
   ios::sched::StageCache cache(**model, cache_key);
+#ifdef IOS_WITH_RUNTIME
+  ExtraDevices extra;
+  if ((*model)->name() == "measured" && is_dp(*policy))
+    if (Status s = extra.add(a, *g, *session, cache); !s) return fail(s);
+#endif
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
 
-  const auto start = std::chrono::steady_clock::now();
-  if (!a.quiet)
-    a.options.on_block = [start](size_t done, size_t total, const ios::sched::DpStats& st) {
-      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (t > 1.0 || done == total)
-        std::fprintf(stderr, "\r[block %zu/%zu] states %lld transitions %lld stages costed %lld (%.1f s)%s", done,
-                     total, static_cast<long long>(st.states), static_cast<long long>(st.transitions),
-                     static_cast<long long>(st.stages_costed), t, done == total ? "\n" : "");
-    };
+  ProgressLine progress(cache, a.quiet);
+  a.options.on_part = [&progress](const ios::sched::SearchProgress& p) { progress.update(p); };
   auto result = ios::sched::optimize(*g, a.options, cache);
+  progress.stop();
   if (!result) return fail(result.status());
   auto& sched = result->schedule;
   sched.meta.precision = session->config.precision();
@@ -455,6 +607,11 @@ int cmd_optimize(OptimizeArgs& a) {
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
   print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
+#ifdef IOS_WITH_RUNTIME
+  report_stage_timing(**model, a.report);
+  if (cache.name() == "measured" && a.measure_schedule && !sched.is_stream_level())
+    if (Status s = report_fidelity(*g, sched, *plan, *session, a.report); !s) return fail(s);
+#endif
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
   if (!a.out.empty()) {
@@ -581,7 +738,8 @@ Expected<ios::sched::Schedule> run_schedule(RunArgs& a, const Graph& g, Session&
   auto policy = ios::sched::parse_policy(a.opt.policy);
   if (!policy) return policy.status().with_context("--opt");
   a.opt.options.policy = *policy;
-  auto model = make_cost_model(g, a.opt.cost_model, session.config, [&] { return session.context(); });
+  auto model =
+      make_cost_model(g, a.opt.cost_model, session.config, a.opt.stage_timing, [&] { return session.context(); });
   if (!model) return model.status();
   if (Status s = attach_opara_profile(g, a.opt, session); !s) return s;
   auto r = ios::sched::optimize(g, a.opt.options, **model);

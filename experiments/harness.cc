@@ -32,9 +32,15 @@ void CommonArgs::add_to(CLI::App& app) {
   app.add_option("--warmup", warmup, "warm-up replays per variant")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", iters, "timed replays per variant and round")->check(CLI::PositiveNumber);
   app.add_option("--rounds", rounds, "interleaved rounds (median of round medians)")->check(CLI::PositiveNumber);
-  app.add_option("--stage-warmup", stage_warmup, "measured cost model: warm-up")->check(CLI::NonNegativeNumber);
-  app.add_option("--stage-number", stage_number, "measured cost model: replays per repeat")->check(CLI::PositiveNumber);
-  app.add_option("--stage-repeat", stage_repeat, "measured cost model: repeats")->check(CLI::PositiveNumber);
+  app.add_option_function<std::string>(
+         "--stage-timing",
+         [this](const std::string& text) {
+           Expected<sched::StageTimingRule> rule = sched::parse_stage_timing(text);
+           if (!rule) throw CLI::ValidationError(rule.status().message());
+           stage_timing = *rule;
+         },
+         "measured cost model: adaptive (default) | ios (2/6/6) | W/N/MIN-MAX/TOL")
+      ->default_str("adaptive");
   app.add_option("--max-part-size", max_part_size, "DP part size")->check(CLI::Range(1, 128));
   app.add_flag("!--no-check", check, "skip the comparison with the CPU reference");
 }
@@ -135,7 +141,7 @@ struct Session::Impl {
     Model m;
     if (kind == "measured") {
       rt::MeasuredCostModel::Params p;
-      p.warmup = args.stage_warmup, p.number = args.stage_number, p.repeat = args.stage_repeat;
+      p.rule = args.stage_timing;
       p.config = base;
       m.inner = std::make_unique<rt::MeasuredCostModel>(g, p, context);
     } else {

@@ -15,6 +15,7 @@
 #include "ir/weights.h"
 #include "models/models.h"
 #include "runtime/executor.h"
+#include "scheduler/stage_timing.h"
 #include "scheduler/policies.h"
 
 namespace ios::exp {
@@ -29,7 +30,7 @@ struct CommonArgs {
   bool verbose = false;
   std::string randwire_graphs = "../shared/ios_randwire_graphs";
   int warmup = 50, iters = 100, rounds = 5;                  // timing: rounds x iters replays, interleaved
-  int stage_warmup = 2, stage_number = 6, stage_repeat = 6;  // measured cost model (IOS's 2/6/6)
+  sched::StageTimingRule stage_timing;                       // measured cost model
   int max_part_size = 50;                                    // IOS's experiments
   bool check = true;
   void add_to(CLI::App& app);

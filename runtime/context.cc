@@ -22,6 +22,7 @@ std::string kernel_environment() {
 Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options) {
   RETURN_IF_ERROR(require_gpu());
   std::shared_ptr<Context> c(new Context(options, kernel_environment()));
+  CHECK_CUDA(cudaGetDevice(&c->device_));
   if (!options.kernel_cache_path.empty()) {
     c->cache_warning_ = c->cache_.load(options.kernel_cache_path);
     if (!c->cache_warning_.empty()) std::fprintf(stderr, "warning: %s\n", c->cache_warning_.c_str());

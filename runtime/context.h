@@ -53,6 +53,7 @@ class Context {
   bool matches(const ExecConfig& c) const { return c.dtype == options_.dtype && c.math == options_.math; }
   const KernelStats& kernel_stats() const { return stats_; }
   const std::string& cache_warning() const { return cache_warning_; }
+  int device() const { return device_; }  // the CUDA device it was made on (current when created)
   int streams() const { return static_cast<int>(streams_.size()); }
   cudaStream_t stream(int i) const { return streams_[size_t(i)]; }
   cudnnHandle_t cudnn(int i) const { return cudnn_[size_t(i)]; }
@@ -61,6 +62,7 @@ class Context {
  private:
   Context(const ContextOptions& o, std::string environment) : options_(o), cache_(std::move(environment)) {}
   ContextOptions options_;
+  int device_ = 0;
   KernelCache cache_;
   std::string cache_warning_;
   std::mutex kernels_mutex_;

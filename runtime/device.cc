@@ -1,5 +1,8 @@
 #include "runtime/device.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace ios::rt {
@@ -82,6 +85,41 @@ Status require_gpu() {
                   std::string("no usable CUDA GPU (") + (e == cudaSuccess ? "no device" : cudaGetErrorString(e)) + ")");
   }
   return Status::ok();
+}
+
+Expected<std::vector<int>> select_devices(const std::string& spec) {
+  RETURN_IF_ERROR(require_gpu());
+  int count = 0;
+  CHECK_CUDA(cudaGetDeviceCount(&count));
+  std::vector<int> devices;
+  if (spec == "all") {
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+  } else {
+    std::stringstream in(spec);
+    for (std::string item; std::getline(in, item, ',');) {
+      char* end = nullptr;
+      const long d = std::strtol(item.c_str(), &end, 10);
+      RETURN_ERROR_IF(item.empty() || *end != '\0' || d < 0 || d >= count, ErrorCode::kInvalidArgument,
+                      "--devices: '" + item + "' is not a device of this machine (0.." + std::to_string(count - 1) +
+                          ", or all)");
+      RETURN_ERROR_IF(std::find(devices.begin(), devices.end(), int(d)) != devices.end(), ErrorCode::kInvalidArgument,
+                      "--devices: device " + item + " is listed twice");
+      devices.push_back(int(d));
+    }
+  }
+  RETURN_ERROR_IF(devices.empty(), ErrorCode::kInvalidArgument, "--devices lists no device");
+  // Stage latencies from different GPU models would not be comparable in one search.
+  cudaDeviceProp first{};
+  CHECK_CUDA(cudaGetDeviceProperties(&first, devices[0]));
+  for (int d : devices) {
+    cudaDeviceProp p{};
+    CHECK_CUDA(cudaGetDeviceProperties(&p, d));
+    RETURN_ERROR_IF(std::string(p.name) != first.name || p.multiProcessorCount != first.multiProcessorCount,
+                    ErrorCode::kInvalidArgument,
+                    "--devices: device " + std::to_string(d) + " is a " + p.name + ", device " +
+                        std::to_string(devices[0]) + " a " + first.name + "; one search needs identical GPUs");
+  }
+  return devices;
 }
 
 }  // namespace ios::rt

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -76,5 +77,7 @@ Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode);
 // Fails with kUnavailable and a clear message when no CUDA device can be used.
 Status require_gpu();
 bool gpu_available();
+// --devices: "all" or a comma list of device indices, every one present, none twice, all of one GPU model.
+Expected<std::vector<int>> select_devices(const std::string& spec);
 
 }  // namespace ios::rt

@@ -31,7 +31,8 @@ struct StepPlan {
   std::shared_ptr<ConvKernel> conv;
   ir::SubOp op;
   ir::Shape in, out;
-  DeviceMemory weight, bias;  // conv and linear, in the run's dtype and layout
+  const void* weight = nullptr;  // conv and linear, in the run's dtype and layout
+  const void* bias = nullptr;
   View src, dst;
   std::optional<View> residual;  // conv: a value added to the output (memory plan's fused sum)
 };
@@ -91,7 +92,9 @@ struct Executor::Impl {
   sched::DataflowGraph dataflow;  // dataflow CUDA graphs: exact edges and workspace slots
   std::vector<DeviceMemory> slot_workspaces;
   std::vector<Event> events;
-  DeviceMemory arena;
+  DeviceMemory own_arena;                  // without a store
+  void* arena = nullptr;
+  std::vector<DeviceMemory> own_tensors;  // weights, without a store
   DeviceMemory chaos_cycles;  // chaos mode: one delay (clock cycles) per plan step
   size_t weight_total = 0;
   std::vector<View> views;  // per node
@@ -113,18 +116,35 @@ struct Executor::Impl {
   Extent extent(int channels, const ir::Shape& s) const { return Extent{cfg.batch, channels, s.h * s.w, nhwc()}; }
 
   View buffer_view(int buffer, int channels, int begin, const ir::Shape& s) const {
-    char* base = static_cast<char*>(arena.get()) + memory.buffer_offset[size_t(buffer)];
+    char* base = static_cast<char*>(arena) + memory.buffer_offset[size_t(buffer)];
     return View{base, channels, begin, s.h, s.w};
   }
 
-  // Converts a float NCHW tensor (n x c x h x w) to the run's storage and uploads it.
-  Expected<DeviceMemory> upload(const std::vector<float>& host, int n, int c, int h, int w) {
+  // Converts a float NCHW tensor (n x c x h x w) to the run's storage and uploads it; with a store,
+  // once per `key` (the op and step it belongs to).
+  Expected<const void*> upload(const std::string& key, const std::vector<float>& host, int n, int c, int h, int w) {
     RETURN_ERROR_IF(host.size() != size_t(n) * c * h * w, ErrorCode::kInvalidArgument, "weight of the wrong size");
-    const std::vector<uint8_t> bytes = pack_tensor(host.data(), n, c, h, w, cfg.dtype, cfg.layout);
+    weight_total += host.size() * eb();
+    auto pack = [&] { return pack_tensor(host.data(), n, c, h, w, cfg.dtype, cfg.layout); };
+    if (opt.store) return opt.store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
+    const std::vector<uint8_t> bytes = pack();
     ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(std::max<size_t>(bytes.size(), 16)));
     if (!bytes.empty()) CHECK_CUDA(cudaMemcpy(m.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-    weight_total += bytes.size();
-    return m;
+    own_tensors.push_back(std::move(m));
+    return static_cast<const void*>(own_tensors.back().get());
+  }
+
+  // The arena of the memory plan, zeroed.
+  Status make_arena() {
+    const size_t bytes = std::max<size_t>(memory.arena_bytes, 256);
+    if (opt.store) {
+      ASSIGN_OR_RETURN(arena, opt.store->arena(bytes));
+    } else {
+      ASSIGN_OR_RETURN(own_arena, device_alloc(bytes));
+      arena = own_arena.get();
+    }
+    CHECK_CUDA(cudaMemset(arena, 0, bytes));
+    return Status::ok();
   }
 
   // Sums each term's values and writes the terms side by side into `dst`; with `accumulate` the
@@ -172,10 +192,10 @@ struct Executor::Impl {
     const int in = static_cast<int>(st.in.numel());
     const cudaDataType_t t = cuda_type(cfg.dtype);
     CHECK_CUBLAS(cublasGemmEx(ctx->cublas(stream_index), CUBLAS_OP_T, CUBLAS_OP_N, l.out_features, cfg.batch, in, &one,
-                              st.weight.get(), t, in, data(st.src), t, in, &zero, data(st.dst), t, l.out_features,
+                              st.weight, t, in, data(st.src), t, in, &zero, data(st.dst), t, l.out_features,
                               cublas_compute(cfg), CUBLAS_GEMM_DEFAULT));
     const DevTensor y{data(st.dst), l.out_features, 1, 1};
-    launch_bias_act(cfg.dtype, y, l.has_bias ? st.bias.get() : nullptr, Extent{cfg.batch, l.out_features, 1, false},
+    launch_bias_act(cfg.dtype, y, l.has_bias ? st.bias : nullptr, Extent{cfg.batch, l.out_features, 1, false},
                     act_code(l.activation), stream(stream_index));
     return Status::ok();
   }
@@ -184,7 +204,7 @@ struct Executor::Impl {
     const int stream_index = lane.stream;
     cudaStream_t s = stream(stream_index);
     if (st.conv) {
-      const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst),
+      const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst),
                           st.residual ? data(*st.residual) : nullptr};
       return st.conv->run(ctx->cudnn(stream_index), b, lane.workspace);
     }
@@ -297,8 +317,7 @@ struct Executor::Impl {
     mo.keep_all = opt.keep_all;
     mo.fuse_sums = opt.fuse_sums;
     ASSIGN_OR_RETURN(memory, sched::plan_memory(*g, plan, mo));
-    ASSIGN_OR_RETURN(arena, device_alloc(std::max<size_t>(memory.arena_bytes, 256)));
-    CHECK_CUDA(cudaMemset(arena.get(), 0, std::max<size_t>(memory.arena_bytes, 256)));
+    RETURN_IF_ERROR(make_arena());
     views.assign(g->nodes.size(), View{});
     for (size_t id = 0; id < g->nodes.size(); ++id) {
       const sched::Placement& p = memory.placement[id];
@@ -420,28 +439,36 @@ struct Executor::Impl {
     }
   }
 
+  // Names a launch's parameters in a store: its ops and the step.
+  static std::string weight_key(const Unit& u, int step) {
+    std::string key = "op";
+    for (ir::NodeId id : u.ops) key += std::to_string(id) + "+";
+    return key + "s" + std::to_string(step);
+  }
+
   // The input is flattened in storage order (CHW, or HWC for NHWC): the weight follows it.
-  Status build_linear(StepPlan& st, const ir::LinearAttrs& l, const ir::ParamTensor& p) {
-    ASSIGN_OR_RETURN(st.weight, upload(p.weight, l.out_features, st.in.c, st.in.h, st.in.w));
+  Status build_linear(StepPlan& st, const ir::LinearAttrs& l, const Unit& u, int step, const ir::Weights& w) {
+    const ir::ParamTensor& p = w.at(u.ops[0], step);
+    const std::string key = weight_key(u, step);
+    ASSIGN_OR_RETURN(st.weight, upload(key + ".w", p.weight, l.out_features, st.in.c, st.in.h, st.in.w));
     if (l.has_bias) {
-      ASSIGN_OR_RETURN(st.bias, upload(p.bias, 1, l.out_features, 1, 1));
+      ASSIGN_OR_RETURN(st.bias, upload(key + ".b", p.bias, 1, l.out_features, 1, 1));
     }
     return Status::ok();
   }
 
   Status build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
                     const ir::Weights& w) {
-    std::vector<float> weight, bias;
-    if (u.ops.size() > 1) {
-      pack_merged(u.ops, w, attrs, st.in.c, weight, bias);
-    } else {
-      weight = w.at(u.ops[0], step).weight;
-      bias = w.at(u.ops[0], step).bias;
-    }
+    std::vector<float> merged_weight, merged_bias;
+    if (u.ops.size() > 1) pack_merged(u.ops, w, attrs, st.in.c, merged_weight, merged_bias);
+    const bool merged = u.ops.size() > 1;
+    const std::vector<float>& weight = merged ? merged_weight : w.at(u.ops[0], step).weight;
+    const std::vector<float>& bias = merged ? merged_bias : w.at(u.ops[0], step).bias;
     const int cpg = st.in.c / attrs.groups;
-    ASSIGN_OR_RETURN(st.weight, upload(weight, attrs.out_channels, cpg, attrs.kh, attrs.kw));
+    const std::string key = weight_key(u, step);
+    ASSIGN_OR_RETURN(st.weight, upload(key + ".w", weight, attrs.out_channels, cpg, attrs.kh, attrs.kw));
     if (attrs.has_bias) {
-      ASSIGN_OR_RETURN(st.bias, upload(bias, 1, attrs.out_channels, 1, 1));
+      ASSIGN_OR_RETURN(st.bias, upload(key + ".b", bias, 1, attrs.out_channels, 1, 1));
     }
     ConvSpec spec;
     spec.config = cfg;
@@ -456,7 +483,7 @@ struct Executor::Impl {
       spec.z = layout_of(*st.residual);
       spec.z_align = pointer_alignment(data(*st.residual));
     }
-    const ConvBuffers b{data(st.src), st.weight.get(), st.bias.get(), data(st.dst),
+    const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst),
                         st.residual ? data(*st.residual) : nullptr};
     ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
     stream_workspace[size_t(stream_index)] =
@@ -490,7 +517,7 @@ struct Executor::Impl {
         st.residual = views[size_t(lm.residual.node)].at_channel(lm.residual.begin);
       RETURN_IF_ERROR(
           std::visit(Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
-                                [&](const ir::LinearAttrs& l) { return build_linear(st, l, w.at(u.ops[0], int(i))); },
+                                [&](const ir::LinearAttrs& l) { return build_linear(st, l, u, int(i), w); },
                                 [](const ir::PoolAttrs&) { return Status::ok(); },
                                 [](const ir::ActivationAttrs&) { return Status::ok(); }},
                      ops[i]));
@@ -566,7 +593,7 @@ Status Executor::poison_activations() {
   const int input = m.placement[size_t(impl_->g->input())].buffer;
   for (size_t b = 0; b < m.buffer_bytes.size(); ++b)
     if (int(b) != input)
-      CHECK_CUDA(cudaMemset(static_cast<char*>(impl_->arena.get()) + m.buffer_offset[b], 0xFF, m.buffer_bytes[b]));
+      CHECK_CUDA(cudaMemset(static_cast<char*>(impl_->arena) + m.buffer_offset[b], 0xFF, m.buffer_bytes[b]));
   CHECK_CUDA(cudaDeviceSynchronize());
   return Status::ok();
 }
@@ -648,22 +675,36 @@ Expected<Timing> Executor::time(const TimingOptions& o) {
   return r;
 }
 
-Expected<double> Executor::time_batched(int warmup, int number, int repeat) {
-  for (int i = 0; i < warmup; ++i) RETURN_IF_ERROR(run());
-  ASSIGN_OR_RETURN(Event start, make_event(true));
-  ASSIGN_OR_RETURN(Event stop, make_event(true));
-  std::vector<double> means;
-  for (int r = 0; r < repeat; ++r) {
-    CHECK_CUDA(cudaEventRecord(start, impl_->stream(0)));
-    for (int i = 0; i < number; ++i) RETURN_IF_ERROR(impl_->run_once());
-    CHECK_CUDA(cudaEventRecord(stop, impl_->stream(0)));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float t = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&t, start, stop));
-    means.push_back(double(t) / number);
+Expected<std::vector<double>> Executor::time_rounds(const sched::StageTimingRule& rule) {
+  RETURN_ERROR_IF(rule.number < 1 || rule.min_rounds < 1 || rule.max_rounds < rule.min_rounds,
+                  ErrorCode::kInvalidArgument, "stage timing needs number >= 1 and 1 <= min_rounds <= max_rounds");
+  cudaStream_t s = impl_->stream(0);
+  std::vector<Event> marks;  // marks[r] and marks[r + 1] bound round r
+  for (int i = 0; i <= rule.max_rounds; ++i) {
+    ASSIGN_OR_RETURN(Event e, make_event(true));
+    marks.push_back(std::move(e));
   }
-  std::sort(means.begin(), means.end());
-  return means[means.size() / 2];
+  for (int i = 0; i < rule.warmup; ++i) RETURN_IF_ERROR(impl_->run_once());
+  CHECK_CUDA(cudaEventRecord(marks[0], s));
+  std::vector<double> rounds;
+  int issued = 0;
+  auto issue_round = [&]() -> Status {
+    for (int i = 0; i < rule.number; ++i) RETURN_IF_ERROR(impl_->run_once());
+    CHECK_CUDA(cudaEventRecord(marks[size_t(++issued)], s));
+    return Status::ok();
+  };
+  // The first min_rounds rounds go out together: one wait for all of them.
+  while (issued < rule.min_rounds) RETURN_IF_ERROR(issue_round());
+  for (;;) {
+    CHECK_CUDA(cudaEventSynchronize(marks[size_t(issued)]));
+    while (int(rounds.size()) < issued) {
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, marks[rounds.size()], marks[rounds.size() + 1]));
+      rounds.push_back(double(ms) / rule.number);
+    }
+    if (sched::timing_settled(rounds, rule)) return rounds;
+    RETURN_IF_ERROR(issue_round());
+  }
 }
 
 size_t Executor::activation_bytes() const { return impl_->memory.arena_bytes; }

@@ -10,8 +10,10 @@
 #include "ir/graph.h"
 #include "ir/weights.h"
 #include "runtime/context.h"
+#include "runtime/device_store.h"
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
@@ -24,6 +26,9 @@ struct ExecutorOptions {
   bool keep_all = false;               // every node stays readable after a run
   bool fuse_sums = true;               // convolutions add a sum's other value in their epilogue (memory plan)
   std::shared_ptr<Context> context;    // shared streams/handles/kernels; null: made from context_options
+  // Weights and the activation arena from a store that outlives this executor (the measured cost
+  // model's stage executors); null: the executor allocates and uploads its own.
+  std::shared_ptr<DeviceStore> store;
   ContextOptions context_options;      // dtype and math are taken from `config`
   LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)
   // Chaos mode: a delay kernel on the step's stream before every plan step (launches, and the event
@@ -87,9 +92,9 @@ class Executor {
   // Each iteration timed alone with events on the main stream, after the warm-up.
   Expected<Timing> time(const TimingOptions& options);
   Expected<Timing> time(int warmup, int iterations) { return time(TimingOptions{warmup, 0, iterations, 0}); }
-  // IOS-style: `number` back-to-back runs between two events, repeated `repeat` times; returns the
-  // median over repeats of the per-run mean.
-  Expected<double> time_batched(int warmup, int number, int repeat);
+  // The measured cost model's timing (sched::StageTimingRule): warm-up replays, then rounds of
+  // back-to-back replays between events until the rule is satisfied; the per-replay mean of each round.
+  Expected<std::vector<double>> time_rounds(const sched::StageTimingRule& rule);
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan
   size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer

@@ -1,31 +1,39 @@
 // The DP's stage latency measured on the GPU the way the stage will run: the stage alone, captured
-// in a CUDA graph (groups on their own streams, joined by events), `number` replays between two
-// events, the median over `repeat` such means, after `warmup` replays (IOS's 2/6/6 by default).
+// in a CUDA graph (groups on their own streams, joined by events), replayed in rounds until the
+// timing rule is satisfied (sched::StageTimingRule); the latency is the median round. Every stage
+// executor is built on one DeviceStore, so weights are uploaded once per network and configuration
+// and no stage allocates or frees device memory.
 #pragma once
 
 #include "ir/weights.h"
+#include "runtime/device_store.h"
 #include "runtime/executor.h"
 #include "scheduler/cost_model.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
 class MeasuredCostModel : public sched::CostModel {
  public:
   struct Params {
-    int warmup = 2, number = 6, repeat = 6;
+    sched::StageTimingRule rule;
     ExecConfig config;  // its batch is replaced by each query's
   };
-  // `context` (shared with the executors that will run the schedule) must match config's dtype/math.
+  // `context` (shared with the executors that will run the schedule) must match config's dtype/math;
+  // its device is the one measured on.
   MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context);
   std::string name() const override { return "measured"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
-  size_t measurements() const { return measurements_; }
+  size_t measurements() const { return size_t(stats_.stages); }
+  const sched::StageTimingStats& stats() const { return stats_; }
+  const sched::StageTimingRule& rule() const { return params_.rule; }
 
  private:
   ir::Weights weights_;
   Params params_;
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
-  size_t measurements_ = 0;
+  std::shared_ptr<DeviceStore> store_;
+  sched::StageTimingStats stats_;
 };
 
 }  // namespace ios::rt

@@ -141,23 +141,50 @@ Expected<double> AnalyticCostModel::stage_latency_ms(const ir::Graph& g, const S
   return (std::max(longest, contended) + sync) * 1e-3;
 }
 
-Expected<double> StageCache::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
+Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
   // A search asks about one graph many times: its ops' keys are serialized once.
   if (keys_of_ != &g || keys_of_name_ != g.name || op_keys_.size() != g.nodes.size()) {
     op_keys_ = op_keys(g);
     keys_of_ = &g;
     keys_of_name_ = g.name;
   }
-  std::string key = std::to_string(batch) + "|" + stage_signature(g, op_keys_, stage);
-  auto it = table_.find(key);
-  if (it != table_.end()) {
-    ++hits_;
-    return it->second;
+  return cache_.lookup_or_measure(std::to_string(batch) + "|" + stage_signature(g, op_keys_, stage), inner_, g, stage,
+                                  batch);
+}
+
+Expected<double> StageCache::lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g,
+                                               const Stage& stage, int batch) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (auto it = table_.find(key); it != table_.end()) {
+      ++hits_;
+      return it->second;
+    }
+    if (!measuring_.count(key)) break;
+    measured_.wait(lock);  // another worker is measuring it (if that fails, this one tries)
   }
   ++misses_;
-  ASSIGN_OR_RETURN(double ms, inner_.stage_latency_ms(g, stage, batch));
-  table_.emplace(std::move(key), ms);
+  measuring_.insert(key);
+  lock.unlock();
+  Expected<double> ms = inner.stage_latency_ms(g, stage, batch);
+  lock.lock();
+  measuring_.erase(key);
+  if (ms) table_.emplace(key, *ms);
+  measured_.notify_all();
   return ms;
+}
+
+size_t StageCache::hits() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return hits_;
+}
+size_t StageCache::misses() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return misses_;
+}
+size_t StageCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return table_.size();
 }
 
 Status StageCache::load(const std::string& path) {
@@ -182,13 +209,17 @@ Status StageCache::load_json(const nlohmann::json& j, const std::string& path) {
     if (!ms) return ms.status().with_context(path);
     entries.emplace(stage, *ms);
   }
+  std::lock_guard<std::mutex> lock(mutex_);
   table_.insert(entries.begin(), entries.end());
   return Status::ok();
 }
 
 Status StageCache::save(const std::string& path) const {
   nlohmann::json stages = nlohmann::json::object();
-  for (const auto& [k, v] : table_) stages[k] = v;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [k, v] : table_) stages[k] = v;
+  }
   return write_text_file(path, nlohmann::json{{"key", key_}, {"stages", stages}}.dump() + "\n");
 }
 

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <functional>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/graph.h"
 #include "scheduler/schedule.h"
@@ -75,27 +78,48 @@ class TableCostModel : public CostModel {
 
 // Caches another model's stage latencies by (signature, batch); optionally persisted to a JSON file
 // whose key (device, library versions, precision, model) must match for entries to be reused.
+// Thread-safe: worker(m) gives a further thread its own view that measures misses with m; a stage
+// another thread is measuring is waited for, never measured twice.
 class StageCache : public CostModel {
  public:
-  StageCache(CostModel& inner, std::string key) : inner_(inner), key_(std::move(key)) {}
-  std::string name() const override { return inner_.name(); }
-  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
+  StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}
+  std::string name() const override { return own_.name(); }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
+    return own_.stage_latency_ms(g, stage, batch);
+  }
+  std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
   Status load_json(const nlohmann::json& j, const std::string& source_name);
   Status save(const std::string& path) const;
-  size_t hits() const { return hits_; }
-  size_t misses() const { return misses_; }
-  size_t size() const { return table_.size(); }
+  size_t hits() const;
+  size_t misses() const;
+  size_t size() const;
 
  private:
-  CostModel& inner_;
+  class View : public CostModel {
+   public:
+    View(StageCache& cache, CostModel& inner) : cache_(cache), inner_(inner) {}
+    std::string name() const override { return inner_.name(); }
+    Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
+
+   private:
+    StageCache& cache_;
+    CostModel& inner_;
+    const ir::Graph* keys_of_ = nullptr;  // the graph op_keys_ belong to
+    std::string keys_of_name_;
+    std::vector<std::string> op_keys_;
+  };
+  Expected<double> lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g,
+                                     const Stage& stage, int batch);
+
   std::string key_;
+  mutable std::mutex mutex_;  // guards the table, the stages being measured and the counters
+  std::condition_variable measured_;
   std::unordered_map<std::string, double> table_;
+  std::unordered_set<std::string> measuring_;
   size_t hits_ = 0, misses_ = 0;
-  const ir::Graph* keys_of_ = nullptr;  // the graph op_keys_ belong to
-  std::string keys_of_name_;
-  std::vector<std::string> op_keys_;
+  View own_;
 };
 
 }  // namespace ios::sched

@@ -124,6 +124,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
   RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "--batch must be at least 1");
   RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
   RETURN_ERROR_IF(options.max_part_size < 1, ErrorCode::kInvalidArgument, "--max-part-size must be at least 1");
+  RETURN_ERROR_IF(options.max_transitions < 1, ErrorCode::kInvalidArgument, "--search-budget must be at least 1");
   RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument,
                   "the greedy stream cap must be at least 1");
   const auto start = std::chrono::steady_clock::now();
@@ -145,23 +146,28 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
     case Policy::kDpMerge:
     case Policy::kDpParallel:
     case Policy::kDpBoth: {
-      DpOptions dp;
+      PartSearchOptions search;
+      DpOptions& dp = search.dp;
       dp.mode = options.policy == Policy::kDpMerge      ? DpMode::kMerge
                 : options.policy == Policy::kDpParallel ? DpMode::kParallel
                                                         : DpMode::kBoth;
       dp.r = options.r, dp.s = options.s, dp.max_part_size = options.max_part_size, dp.batch = options.batch;
       dp.bound_pruning = options.bound_pruning;
-      for (size_t b = 0; b < g.blocks.size(); ++b) {
-        ASSIGN_OR_RETURN(BlockSchedule bs, optimize_block(g, b, dp, model, result.stats));
-        s.blocks.push_back(std::move(bs));
-        if (options.on_block) options.on_block(b + 1, g.blocks.size(), result.stats);
-      }
+      dp.max_transitions = options.max_transitions;
+      search.on_part = options.on_part;
+      search.reuse_parts = options.reuse_parts;
+      std::vector<CostModel*> models = {&model};
+      models.insert(models.end(), options.extra_models.begin(), options.extra_models.end());
+      ASSIGN_OR_RETURN(PartSearchResult found, search_parts(g, search, models));
+      s.blocks = std::move(found.blocks);
+      result.stats = found.stats;
+      result.parts = found.parts, result.parts_reused = found.parts_reused;
       s.meta.r = options.r, s.meta.s = options.s, s.meta.max_part_size = options.max_part_size;
       if (result.stats.budget_splits > 0)
         s.meta.notes.push_back("DP budget: " + std::to_string(result.stats.budget_splits) + " part(s) went past " +
                                std::to_string(dp.max_transitions) +
-                               " transitions and were split in halves (the schedule may be slower than the "
-                               "unbounded optimum; set explicit parts to choose the split)");
+                               " transitions (the search budget) and were split in halves (the schedule may be "
+                               "slower than the unbounded optimum; raise --search-budget or set explicit parts)");
       break;
     }
   }

@@ -8,6 +8,7 @@
 #include "scheduler/cost_model.h"
 #include "scheduler/dp.h"
 #include "scheduler/opara.h"
+#include "scheduler/part_search.h"
 #include "scheduler/schedule.h"
 
 namespace ios::sched {
@@ -28,13 +29,18 @@ struct OptimizeOptions {
   int greedy_max_streams = 10;
   bool bound_pruning = true;               // DP: see DpOptions::bound_pruning
   std::optional<ResourceProfile> profile;  // Opara; estimated when absent
-  // Called after every block (DP policies), for progress reporting.
-  std::function<void(size_t done, size_t total, const DpStats&)> on_block;
+  int64_t max_transitions = DpOptions{}.max_transitions;  // DP: per part, see DpOptions
+  bool reuse_parts = true;                                 // DP: see PartSearchOptions
+  // DP: after every part, for progress reporting.
+  std::function<void(const SearchProgress&)> on_part;
+  // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.
+  std::vector<CostModel*> extra_models;
 };
 
 struct OptimizeResult {
   Schedule schedule;
   DpStats stats;
+  size_t parts = 0, parts_reused = 0;  // DP: parts searched, and parts that took an identical part's solution
 };
 
 Schedule sequential_schedule(const ir::Graph& g);

@@ -409,6 +409,53 @@ TEST(GpuRuntime, MeasuredCostModelTimesAStage) {
   EXPECT_LT(*ms, 10.0);
 }
 
+TEST(GpuRuntime, MeasuredCostModelUploadsEachWeightOnceAndFollowsTheStopRule) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel::Params params;
+  params.rule = sched::StageTimingRule{1, 2, 3, 5, 0.5};
+  MeasuredCostModel model(g, params, context_for(ExecConfig{}));
+  const sched::Stage a{sched::StageKind::kConcurrent, {{1}, {2, 3}}};
+  const sched::Stage b{sched::StageKind::kConcurrent, {{1}}};
+  for (const sched::Stage& st : {a, b, a}) {
+    auto ms = model.stage_latency_ms(g, st, 1);
+    ASSERT_TRUE(ms) << ms.status().to_string();
+    EXPECT_GT(*ms, 0.0);
+  }
+  const sched::StageTimingStats& t = model.stats();
+  EXPECT_EQ(t.stages, 3);
+  EXPECT_GE(t.rounds, 3 * 3);  // min_rounds each, at most max_rounds
+  EXPECT_LE(t.rounds, 3 * 5);
+  EXPECT_EQ(t.replays, 3 * 1 + t.rounds * 2);
+}
+
+// Executors on one store share weights by op and step: a plan that merges convolutions and one that
+// does not, built on the same store (merged and single weights side by side), both match the CPU.
+TEST(GpuRuntime, ExecutorsOnOneStoreMatchTheReferenceWithMergedAndSingleWeights) {
+  SKIP_WITHOUT_GPU();
+  Reference& ref = reference_for("inception_v3");
+  auto store = std::make_shared<DeviceStore>();
+  for (sched::Policy p : {sched::Policy::kDpMerge, sched::Policy::kSequential, sched::Policy::kDpBoth}) {
+    auto plan = analytic_plan(ref.graph, p, sched::ExecMode::kStaged, 50);
+    ASSERT_TRUE(plan);
+    ExecutorOptions eo;
+    eo.config = config_of("fp32", "auto", 1);
+    eo.context = context_for(eo.config);
+    eo.store = store;
+    auto exec = Executor::create(ref.graph, ref.weights, *plan, eo);
+    ASSERT_TRUE(exec) << exec.status().to_string();
+    ASSERT_TRUE((*exec)->poison_activations().is_ok());
+    ASSERT_TRUE((*exec)->set_input(ref.input[1]).is_ok());
+    ASSERT_TRUE((*exec)->run().is_ok());
+    auto out = (*exec)->output();
+    ASSERT_TRUE(out);
+    const double err = reference::relative_l2_error(*out, ref.output[1]);
+    std::printf("[check] inception_v3 %-18s on a shared store: rel-L2 %.2e\n", sched::policy_flag_name(p).c_str(), err);
+    EXPECT_LT(err, 1e-4) << sched::policy_flag_name(p);
+  }
+  EXPECT_GT(store->weight_bytes(), size_t{0});
+}
+
 TEST(GpuProfiler, AttributesGraphReplayKernelsToOpsAndMeasuresSharedMemory) {
   SKIP_WITHOUT_GPU();
   ir::Graph g = testing::inception_block(64, 28);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Measured-search runs (issue #10), each profile sized for one 10-minute device call. From the
+# repository root on the GPU machine, binaries in build/bin:
+#   run_search.sh OUT small        SqueezeNet, GoogLeNet, Inception V3: IOS-Both searched with IOS's 2/6/6
+#                                  stage timing and with the adaptive rule (Inception twice with 2/6/6), the
+#                                  schedules compared, then run ABAB end to end
+#   run_search.sh OUT big NET      one measured IOS-Both search of NET (nasnet | randwire), then the same
+#                                  search again from its stage cache
+#   run_search.sh OUT devices NET LIST   the search of NET with --devices 0, then --devices LIST (same machine)
+set -uo pipefail
+out=${1:-experiments/results/latest}
+profile=${2:-small}
+mkdir -p "$out"
+export IOS_KERNEL_CACHE="$out/kernel_cache.json"
+[ -f kernel_cache.json ] && [ ! -f "$IOS_KERNEL_CACHE" ] && cp kernel_cache.json "$IOS_KERNEL_CACHE"
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee -a "$out/gpu.txt"
+graphs=../shared/ios_randwire_graphs
+search() {  # NAME NET EXTRA-FLAGS...
+  local name=$1 net=$2
+  shift 2
+  timeout 590 build/bin/ios optimize --model "$net" --randwire-graphs "$graphs" --opt ios-both --cost-model measured \
+    --max-part-size 50 --out "$out/$name.json" "$@" 2>&1 | tr '\r' '\n' | tee "$out/$name.log" |
+    grep -E "Model:|Parts:|Stage timing|Fidelity|error" | cut -c1-400
+}
+case "$profile" in
+  small)
+    for net in squeezenet googlenet inception_v3; do
+      search "${net}_ios" "$net" --stage-timing ios
+      search "${net}_adaptive" "$net"
+    done
+    search inception_v3_ios_again inception_v3 --stage-timing ios
+    for net in squeezenet googlenet inception_v3; do
+      for round in 1 2; do
+        for rule in ios adaptive; do
+          timeout 60 build/bin/ios run --model "$net" --schedule "$out/${net}_${rule}.json" --iters 1000 2>&1 |
+            tee -a "$out/abab.log" | grep -E "^Latency" | sed "s/^/$net $rule round $round: /"
+        done
+      done
+    done ;;
+  big)
+    net=${3:-nasnet}
+    search "${net}_adaptive" "$net" --stage-cache "$out/${net}_stages.json"
+    search "${net}_cached" "$net" --stage-cache "$out/${net}_stages.json" --no-measure
+    rm -f "$out/${net}_stages.json" ;;
+  devices)
+    net=${3:-nasnet} list=${4:-all}
+    search "${net}_devices_0" "$net" --devices 0 --no-measure
+    search "${net}_devices_${list//,/_}" "$net" --devices "$list" --no-measure ;;
+esac

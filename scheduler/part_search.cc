@@ -1,0 +1,185 @@
+#include "scheduler/part_search.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace ios::sched {
+
+namespace {
+
+struct PartJob {
+  size_t block = 0;
+  std::vector<ir::NodeId> ops;  // sorted
+  int copy_of = -1;             // an earlier job with the same signature
+  std::vector<Stage> stages;
+  DpStats stats;
+  Status status;
+  bool done = false;
+};
+
+void add_stats(DpStats& into, const DpStats& s) {
+  into.states += s.states;
+  into.transitions += s.transitions;
+  into.stages_costed += s.stages_costed;
+  into.latency_ms += s.latency_ms;
+  into.budget_splits += s.budget_splits;
+}
+
+// The copy's stages: op k of the original (in sorted order) becomes op k of the copy.
+std::vector<Stage> map_stages(const PartJob& original, const std::vector<ir::NodeId>& copy) {
+  std::map<ir::NodeId, ir::NodeId> to;
+  for (size_t k = 0; k < copy.size(); ++k) to[original.ops[k]] = copy[k];
+  std::vector<Stage> out = original.stages;
+  for (Stage& st : out)
+    for (auto& group : st.groups)
+      for (ir::NodeId& id : group) id = to.at(id);
+  return out;
+}
+
+std::vector<PartJob> make_jobs(const ir::Graph& g, const DpOptions& dp, bool reuse_parts) {
+  const std::vector<std::string> keys = op_keys(g);
+  std::vector<PartJob> jobs;
+  std::map<std::string, int> first_with;
+  for (size_t b = 0; b < g.blocks.size(); ++b)
+    for (auto& ops : block_parts(g, b, dp.max_part_size)) {
+      PartJob job;
+      job.block = b;
+      job.ops = std::move(ops);
+      std::sort(job.ops.begin(), job.ops.end());
+      if (reuse_parts) {
+        auto [it, fresh] = first_with.emplace(part_signature(g, keys, job.ops), int(jobs.size()));
+        if (!fresh) job.copy_of = it->second;
+      }
+      jobs.push_back(std::move(job));
+    }
+  return jobs;
+}
+
+// Reports parts as they complete, in job order; a copy counts as done with its original.
+class ProgressReporter {
+ public:
+  ProgressReporter(const std::vector<PartJob>& jobs, std::function<void(const SearchProgress&)> on_part)
+      : reported_(jobs.size(), false), on_part_(std::move(on_part)) {
+    progress_.parts_total = jobs.size();
+    for (const PartJob& j : jobs) progress_.ops_total += j.ops.size();
+    if (on_part_) on_part_(progress_);  // the totals, before any part is done
+  }
+
+  void report(const std::vector<PartJob>& jobs) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const PartJob& root = jobs[jobs[i].copy_of < 0 ? i : size_t(jobs[i].copy_of)];
+      if (reported_[i] || !root.done || !root.status.is_ok()) continue;
+      reported_[i] = true;
+      ++progress_.parts_done;
+      progress_.ops_done += jobs[i].ops.size();
+      if (jobs[i].copy_of >= 0) {
+        ++progress_.parts_reused;
+      } else {
+        add_stats(progress_.stats, jobs[i].stats);
+      }
+      if (on_part_) on_part_(progress_);
+    }
+  }
+
+ private:
+  std::vector<bool> reported_;
+  std::function<void(const SearchProgress&)> on_part_;
+  SearchProgress progress_;
+};
+
+// Solves the jobs that are not copies on one thread per model, largest first; progress is reported
+// from the calling thread.
+Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const std::vector<CostModel*>& models,
+                  std::vector<PartJob>& jobs) {
+  std::vector<size_t> queue;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].copy_of < 0) queue.push_back(i);
+  std::stable_sort(queue.begin(), queue.end(),
+                   [&](size_t a, size_t b) { return jobs[a].ops.size() > jobs[b].ops.size(); });
+  std::mutex mutex;  // guards the counters and every job's status and done flag
+  std::condition_variable changed;
+  size_t next = 0, completed = 0;
+  bool failed = false;
+  auto take = [&]() -> std::optional<size_t> {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failed || next == queue.size()) return std::nullopt;
+    return queue[next++];
+  };
+  auto solve = [&](size_t i, CostModel& model) {
+    PartJob& job = jobs[i];
+    std::vector<Stage> stages;
+    DpStats stats;
+    Status s = optimize_part(g, job.ops, options.dp, model, stages, stats);
+    std::lock_guard<std::mutex> lock(mutex);
+    job.stages = std::move(stages);
+    job.stats = stats;
+    job.status = std::move(s);
+    job.done = true;
+    failed = failed || !job.status.is_ok();
+    ++completed;
+    changed.notify_all();
+  };
+  ProgressReporter reporter(jobs, options.on_part);
+  if (models.size() == 1) {
+    while (std::optional<size_t> i = take()) {
+      solve(*i, *models[0]);
+      reporter.report(jobs);
+    }
+  } else {
+    std::vector<std::thread> workers;
+    for (CostModel* model : models)
+      workers.emplace_back([&, model] {
+        while (std::optional<size_t> i = take()) solve(*i, *model);
+      });
+    size_t seen = 0;
+    for (bool all = queue.empty(); !all;) {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return completed != seen; });
+      seen = completed;
+      all = completed == queue.size() || failed;
+      reporter.report(jobs);
+    }
+    for (std::thread& t : workers) t.join();
+  }
+  for (const PartJob& j : jobs)
+    if (!j.status.is_ok()) return j.status;
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string part_signature(const ir::Graph& g, const std::vector<std::string>& op_keys,
+                           const std::vector<ir::NodeId>& part) {
+  // One group holding the whole part: its ops in order, their attributes, shapes and wiring.
+  return stage_signature(g, op_keys, Stage{StageKind::kConcurrent, {part}});
+}
+
+Expected<PartSearchResult> search_parts(const ir::Graph& g, const PartSearchOptions& options,
+                                        const std::vector<CostModel*>& models) {
+  RETURN_ERROR_IF(models.empty(), ErrorCode::kInvalidArgument, "the search needs at least one cost model");
+  std::vector<PartJob> jobs = make_jobs(g, options.dp, options.reuse_parts);
+  RETURN_IF_ERROR(solve_jobs(g, options, models, jobs));
+  PartSearchResult r;
+  r.blocks.resize(g.blocks.size());
+  r.parts = jobs.size();
+  for (const PartJob& job : jobs) {
+    const bool copy = job.copy_of >= 0;
+    const PartJob& root = copy ? jobs[size_t(job.copy_of)] : job;
+    const std::vector<Stage> stages = copy ? map_stages(root, job.ops) : job.stages;
+    auto& out = r.blocks[job.block].stages;
+    out.insert(out.end(), stages.begin(), stages.end());
+    r.parts_reused += copy;
+    if (copy) {
+      r.stats.latency_ms += root.stats.latency_ms;
+    } else {
+      add_stats(r.stats, job.stats);
+    }
+  }
+  return r;
+}
+
+}  // namespace ios::sched

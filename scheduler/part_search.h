@@ -1,0 +1,41 @@
+// The DP policies' search over a whole graph: every part of every block, each optimised by the DP.
+// Parts that are copies of an earlier one (the same ops, shapes and wiring, e.g. NasNet's repeated
+// cells) take that part's solution instead of a search of their own: with the same stage costs the
+// DP's answer is the same. The other parts go to one worker thread per cost model (one per GPU),
+// largest first; which worker solves a part does not change its solution beyond measurement noise.
+#pragma once
+
+#include <functional>
+
+#include "scheduler/dp.h"
+
+namespace ios::sched {
+
+struct SearchProgress {
+  size_t parts_done = 0, parts_total = 0;
+  size_t ops_done = 0, ops_total = 0;  // DP work grows with a part's size; the ETA weighs parts by it
+  size_t parts_reused = 0;             // solved as copies of an earlier part
+  DpStats stats;                       // summed over the parts done
+};
+
+struct PartSearchOptions {
+  DpOptions dp;
+  bool reuse_parts = true;  // copies take their original's solution (off: every part is searched, as IOS does)
+  std::function<void(const SearchProgress&)> on_part;  // after every part, from the calling thread
+};
+
+struct PartSearchResult {
+  std::vector<BlockSchedule> blocks;
+  DpStats stats;
+  size_t parts = 0, parts_reused = 0;
+};
+
+// A key shared exactly by parts the DP cannot tell apart (see stage_signature).
+std::string part_signature(const ir::Graph& g, const std::vector<std::string>& op_keys,
+                           const std::vector<ir::NodeId>& part);
+
+// `models[i]` is used by worker i only; with one model the search runs on the calling thread.
+Expected<PartSearchResult> search_parts(const ir::Graph& g, const PartSearchOptions& options,
+                                        const std::vector<CostModel*>& models);
+
+}  // namespace ios::sched

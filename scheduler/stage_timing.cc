@@ -1,0 +1,92 @@
+#include "scheduler/stage_timing.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ios::sched {
+
+std::string StageTimingRule::describe() const {
+  char text[160];
+  if (min_rounds >= max_rounds)
+    std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d rounds", warmup, number, max_rounds);
+  else
+    std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d-%d rounds until spread <= %.0f%%", warmup,
+                  number, min_rounds, max_rounds, tolerance * 100);
+  return text;
+}
+
+Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
+  if (text == "adaptive") return StageTimingRule{};
+  if (text == "ios") return StageTimingRule::ios();
+  StageTimingRule r;
+  char tail = 0;
+  const int read = std::sscanf(text.c_str(), "%d/%d/%d-%d/%lf%c", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds,
+                               &r.tolerance, &tail);
+  RETURN_ERROR_IF(read != 5, ErrorCode::kInvalidArgument,
+                  "--stage-timing must be adaptive, ios or W/N/MIN-MAX/TOL (e.g. 1/3/3-8/0.03), got '" + text + "'");
+  RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
+                      r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0),
+                  ErrorCode::kInvalidArgument,
+                  "--stage-timing '" + text + "': need 0 <= W, 1 <= N, 1 <= MIN <= MAX <= 1000, TOL >= 0");
+  return r;
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2) return *mid;
+  // The lower middle is the largest element before `mid` once nth_element has partitioned.
+  return (*mid + *std::max_element(values.begin(), mid)) / 2;
+}
+
+double relative_spread(const std::vector<double>& rounds) {
+  if (rounds.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(rounds.begin(), rounds.end());
+  const double median = median_of(rounds);
+  return median > 0 ? (*hi - *lo) / median : 0;
+}
+
+bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule) {
+  const int n = static_cast<int>(rounds.size());
+  if (n >= rule.max_rounds) return true;
+  return n >= rule.min_rounds && relative_spread(rounds) <= rule.tolerance;
+}
+
+void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule, double build_s,
+                           double timing_s) {
+  ++stages;
+  this->rounds += static_cast<int64_t>(rounds.size());
+  replays += rule.warmup + static_cast<int64_t>(rounds.size()) * rule.number;
+  const double spread = relative_spread(rounds);
+  unsettled += spread > rule.tolerance;
+  spreads.push_back(spread);
+  build_seconds += build_s;
+  timing_seconds += timing_s;
+}
+
+void StageTimingStats::merge(const StageTimingStats& o) {
+  stages += o.stages, rounds += o.rounds, replays += o.replays, unsettled += o.unsettled;
+  build_seconds += o.build_seconds, timing_seconds += o.timing_seconds;
+  spreads.insert(spreads.end(), o.spreads.begin(), o.spreads.end());
+}
+
+double StageTimingStats::spread_percentile(double p) const {
+  if (spreads.empty()) return 0;
+  std::vector<double> sorted = spreads;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * double(sorted.size())))];
+}
+
+std::string StageTimingStats::summary() const {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%lld stages timed, %.2f rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, %lld above "
+                "tolerance | host: %.1f s building, %.1f s timing",
+                static_cast<long long>(stages), stages ? double(rounds) / double(stages) : 0.0,
+                stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5),
+                100 * spread_percentile(0.9), static_cast<long long>(unsettled), build_seconds, timing_seconds);
+  return text;
+}
+
+}  // namespace ios::sched

@@ -1,0 +1,49 @@
+// When the measured cost model may stop timing a stage, as pure arithmetic over the rounds it has
+// timed (the GPU loop lives in the runtime). A round is `number` back-to-back replays between two
+// events; its figure is their mean. The stage's latency is the median round.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ios::sched {
+
+// From `min_rounds` rounds on, timing stops as soon as the rounds' relative spread
+// ((max - min) / median) is within `tolerance`; a noisy stage gets up to `max_rounds`. IOS's own rule
+// is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0}.
+struct StageTimingRule {
+  int warmup = 1;
+  int number = 3;
+  int min_rounds = 3;
+  int max_rounds = 8;
+  double tolerance = 0.03;
+
+  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0}; }
+  std::string describe() const;  // "warmup 1, 3 replays per round, 3-8 rounds until spread <= 3%"
+};
+
+// "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/3/3-8/0.03").
+Expected<StageTimingRule> parse_stage_timing(const std::string& text);
+
+double median_of(std::vector<double> values);
+double relative_spread(const std::vector<double>& rounds);  // (max - min) / median; 0 for fewer than 2
+// True once `rounds` (per-replay means, in order) satisfy the rule.
+bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule);
+
+// What timing a whole search's stages cost and how noisy they were.
+struct StageTimingStats {
+  int64_t stages = 0, rounds = 0, replays = 0;
+  int64_t unsettled = 0;                         // stages that reached max_rounds with their spread above tolerance
+  double build_seconds = 0, timing_seconds = 0;  // host wall time: making stage executors, timing them
+  std::vector<double> spreads;                   // per stage
+
+  void add(const std::vector<double>& rounds, const StageTimingRule& rule, double build_s, double timing_s);
+  void merge(const StageTimingStats& other);
+  double spread_percentile(double p) const;  // p in [0, 1]
+  std::string summary() const;               // one line for logs
+};
+
+}  // namespace ios::sched

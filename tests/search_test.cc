@@ -1,0 +1,259 @@
+// The search's machinery around the DP: the stage-timing stop rule, identical parts solved once,
+// parts spread over worker threads (one per GPU) with one shared stage cache, and progress.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "models/models.h"
+#include "scheduler/part_search.h"
+#include "scheduler/policies.h"
+#include "scheduler/stage_timing.h"
+
+namespace ios::sched {
+namespace {
+
+// ---------- the stop rule ----------
+
+TEST(StageTiming, SteadyRoundsStopAtTheMinimum) {
+  const StageTimingRule rule;  // 3..8 rounds, 3%
+  EXPECT_FALSE(timing_settled({1.00, 1.01}, rule));
+  EXPECT_TRUE(timing_settled({1.00, 1.01, 1.02}, rule));
+}
+
+TEST(StageTiming, NoisyRoundsContinueUntilSteadyOrTheMaximum) {
+  const StageTimingRule rule;
+  EXPECT_FALSE(timing_settled({1.0, 1.3, 1.0}, rule));
+  EXPECT_FALSE(timing_settled({1.0, 1.3, 1.0, 1.0, 1.0, 1.0, 1.0}, rule));  // the outlier stays in the spread
+  EXPECT_TRUE(timing_settled({1.0, 1.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, rule));
+  EXPECT_DOUBLE_EQ(median_of({1.0, 1.3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}), 1.0);  // the outlier does not move it
+}
+
+TEST(StageTiming, IosRuleAlwaysTimesSixRounds) {
+  const StageTimingRule ios = StageTimingRule::ios();
+  EXPECT_EQ(ios.warmup, 2);
+  EXPECT_EQ(ios.number, 6);
+  EXPECT_FALSE(timing_settled({1, 1, 1, 1, 1}, ios));
+  EXPECT_TRUE(timing_settled({1, 1, 1, 1, 1, 1}, ios));
+}
+
+TEST(StageTiming, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(median_of({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(relative_spread({2, 1, 3}), 1.0);
+  EXPECT_DOUBLE_EQ(relative_spread({5}), 0.0);
+}
+
+TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
+  auto a = parse_stage_timing("adaptive");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->min_rounds, StageTimingRule{}.min_rounds);
+  auto t = parse_stage_timing("0/4/2-10/0.05");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->warmup, 0);
+  EXPECT_EQ(t->number, 4);
+  EXPECT_EQ(t->min_rounds, 2);
+  EXPECT_EQ(t->max_rounds, 10);
+  EXPECT_DOUBLE_EQ(t->tolerance, 0.05);
+  for (const char* bad : {"", "fast", "1/3/3-8", "1/0/3-8/0.1", "1/3/5-2/0.1", "1/3/3-8/-1", "1/3/3-8/0.1x"}) {
+    auto r = parse_stage_timing(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.status().message().find("--stage-timing"), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(StageTiming, StatsCountRoundsReplaysAndStagesAboveTolerance) {
+  const StageTimingRule rule;
+  StageTimingStats stats;
+  stats.add({1.0, 1.0, 1.0}, rule, 0.5, 0.25);
+  stats.add({1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, rule, 0.5, 0.25);
+  EXPECT_EQ(stats.stages, 2);
+  EXPECT_EQ(stats.rounds, 11);
+  EXPECT_EQ(stats.replays, 2 * rule.warmup + 11 * rule.number);
+  EXPECT_EQ(stats.unsettled, 1);
+  EXPECT_DOUBLE_EQ(stats.build_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(stats.spread_percentile(0.9), 1.0);
+  EXPECT_NE(stats.summary().find("2 stages timed"), std::string::npos) << stats.summary();
+}
+
+// ---------- the part-level search ----------
+
+// A deterministic latency shaped like a GPU's that depends on what the stage computes, never on op
+// ids: identical cells get identical costs, as on a GPU.
+double signature_latency(const ir::Graph& g, const Stage& st) {
+  auto work = [&](ir::NodeId id) { return 1e-3 + g.cost(id).flops * 1e-12; };
+  double longest = 0, total = 0;
+  for (const auto& group : st.groups) {
+    double t = 0;
+    for (ir::NodeId id : group) t += work(id);
+    longest = std::max(longest, t);
+    total += t;
+  }
+  if (st.kind == StageKind::kMerge) return 2e-3 + 0.8 * total;
+  return 2e-3 + longest + 5e-4 * double(st.groups.size());
+}
+
+std::vector<std::vector<std::vector<ir::NodeId>>> stage_lists(const Schedule& s) {
+  std::vector<std::vector<std::vector<ir::NodeId>>> out;
+  for (const auto& b : s.blocks)
+    for (const auto& st : b.stages) out.push_back(st.groups);
+  return out;
+}
+
+TEST(PartSearch, IdenticalCellsTakeTheFirstCellsSolutionWithTheSameSchedule) {
+  auto g = models::nasnet(6, 32);
+  ASSERT_TRUE(g);
+  TableCostModel table(signature_latency);
+  OptimizeOptions searched_all;
+  searched_all.reuse_parts = false;
+  StageCache cache_all(table, "t");
+  auto all = optimize(*g, searched_all, cache_all);
+  StageCache cache_reuse(table, "t");
+  auto reused = optimize(*g, OptimizeOptions{}, cache_reuse);
+  ASSERT_TRUE(all && reused);
+  EXPECT_GT(reused->parts_reused, 0u);
+  EXPECT_EQ(all->parts_reused, 0u);
+  EXPECT_LT(reused->stats.states, all->stats.states);
+  EXPECT_EQ(stage_lists(reused->schedule), stage_lists(all->schedule));
+  EXPECT_DOUBLE_EQ(reused->schedule.meta.latency_ms, all->schedule.meta.latency_ms);
+}
+
+TEST(PartSearch, InceptionV3HasExactlyOnePairOfIdenticalParts) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  const auto keys = op_keys(*g);
+  std::set<std::string> signatures;
+  size_t parts = 0;
+  for (size_t b = 0; b < g->blocks.size(); ++b)
+    for (auto part : block_parts(*g, b, 100)) {
+      std::sort(part.begin(), part.end());
+      signatures.insert(part_signature(*g, keys, part));
+      ++parts;
+    }
+  // Of Inception V3's modules only two 17x17 ones (160 channels) are identical, inputs included.
+  EXPECT_EQ(signatures.size(), parts - 1);
+}
+
+// Counts every stage it is asked to cost, from any thread, and sleeps a little so workers overlap.
+class CountingModel : public CostModel {
+ public:
+  explicit CountingModel(const ir::Graph& g) : keys_(op_keys(g)) {}
+  std::string name() const override { return "counting"; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int) override {
+    std::this_thread::yield();  // lets the workers interleave
+    std::string signature = stage_signature(g, keys_, st);
+    std::lock_guard<std::mutex> lock(mutex_);
+    asked_.push_back(std::move(signature));
+    return signature_latency(g, st);
+  }
+  std::vector<std::string> asked() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return asked_;
+  }
+
+ private:
+  std::vector<std::string> keys_;
+  mutable std::mutex mutex_;
+  std::vector<std::string> asked_;
+};
+
+struct WorkerRun {
+  Expected<OptimizeResult> result;
+  std::vector<std::string> asked;
+};
+
+WorkerRun search_with_workers(const ir::Graph& g, int workers) {
+  std::vector<std::unique_ptr<CountingModel>> inner;
+  for (int i = 0; i < workers; ++i) inner.push_back(std::make_unique<CountingModel>(g));
+  StageCache cache(*inner[0], "t");
+  std::vector<std::unique_ptr<CostModel>> views;
+  OptimizeOptions o;
+  for (int i = 1; i < workers; ++i) {
+    views.push_back(cache.worker(*inner[size_t(i)]));
+    o.extra_models.push_back(views.back().get());
+  }
+  WorkerRun run{optimize(g, o, cache), {}};
+  for (const auto& m : inner) {
+    auto a = m->asked();
+    run.asked.insert(run.asked.end(), a.begin(), a.end());
+  }
+  return run;
+}
+
+TEST(PartSearch, FourWorkersGiveOneWorkersScheduleAndMeasureEachStageOnce) {
+  for (const char* name : {"nasnet", "inception_v3"}) {
+    models::ModelOptions mo;
+    mo.nasnet_filters = 32, mo.nasnet_stem_filters = 16;
+    auto g = models::build_model(name, mo);
+    ASSERT_TRUE(g) << name;
+    const WorkerRun one = search_with_workers(*g, 1);
+    const WorkerRun four = search_with_workers(*g, 4);
+    ASSERT_TRUE(one.result && four.result) << name;
+    EXPECT_EQ(stage_lists(four.result->schedule), stage_lists(one.result->schedule)) << name;
+    EXPECT_EQ(four.result->stats.states, one.result->stats.states) << name;
+    // Every stage measured exactly once over all workers: the same set as one worker measured.
+    std::multiset<std::string> a(one.asked.begin(), one.asked.end()), b(four.asked.begin(), four.asked.end());
+    EXPECT_EQ(a, b) << name;
+    EXPECT_EQ(std::set<std::string>(b.begin(), b.end()).size(), b.size()) << name << ": a stage was measured twice";
+  }
+}
+
+TEST(PartSearch, AWorkersFailureEndsTheSearchWithItsError) {
+  auto g = models::nasnet(6, 32);
+  ASSERT_TRUE(g);
+  TableCostModel fine(signature_latency);
+  class Failing : public CostModel {
+   public:
+    std::string name() const override { return "failing"; }
+    Expected<double> stage_latency_ms(const ir::Graph&, const Stage&, int) override {
+      return error(ErrorCode::kRuntimeError, "GPU 3 fell off the bus");
+    }
+  } broken;
+  StageCache cache(fine, "t");
+  auto view = cache.worker(broken);
+  OptimizeOptions o;
+  o.extra_models = {view.get()};
+  auto r = optimize(*g, o, cache);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("fell off the bus"), std::string::npos) << r.status().message();
+}
+
+TEST(PartSearch, ProgressCountsEveryPartOnceAndEndsAtTheTotals) {
+  auto g = models::nasnet(6, 32);
+  ASSERT_TRUE(g);
+  AnalyticCostModel model;
+  std::vector<SearchProgress> seen;
+  OptimizeOptions o;
+  o.on_part = [&](const SearchProgress& p) { seen.push_back(p); };
+  auto r = optimize(*g, o, model);
+  ASSERT_TRUE(r);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().parts_done, 0u);  // the totals come first
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].parts_done, seen[i - 1].parts_done + 1);
+    EXPECT_GT(seen[i].ops_done, seen[i - 1].ops_done);
+  }
+  EXPECT_EQ(seen.back().parts_done, r->parts);
+  EXPECT_EQ(seen.back().ops_done, seen.back().ops_total);
+  EXPECT_EQ(seen.back().parts_reused, r->parts_reused);
+}
+
+TEST(PartSearch, ASmallSearchBudgetSplitsPartsAndTheNoteNamesTheFlag) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  AnalyticCostModel model;
+  OptimizeOptions o;
+  o.max_transitions = 200;
+  auto r = optimize(*g, o, model);
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_GT(r->stats.budget_splits, 0);
+  ASSERT_FALSE(r->schedule.meta.notes.empty());
+  EXPECT_NE(r->schedule.meta.notes.back().find("--search-budget"), std::string::npos);
+  EXPECT_TRUE(validate(*g, r->schedule));
+}
+
+}  // namespace
+}  // namespace ios::sched
