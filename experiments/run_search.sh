@@ -4,9 +4,12 @@
 #   run_search.sh OUT small        SqueezeNet, GoogLeNet, Inception V3: IOS-Both searched with IOS's 2/6/6
 #                                  stage timing and with the adaptive rule (Inception twice with 2/6/6), the
 #                                  schedules compared, then run ABAB end to end
+#   run_search.sh OUT rule DIR     the three searched with the adaptive rule now in force, run ABAB beside
+#                                  DIR's schedules from IOS's 2/6/6 timing (an earlier `small` run)
 #   run_search.sh OUT big NET      one measured IOS-Both search of NET (nasnet | randwire), then the same
 #                                  search again from its stage cache
 #   run_search.sh OUT devices NET LIST   the search of NET with --devices 0, then --devices LIST (same machine)
+# Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
 out=${1:-experiments/results/latest}
 profile=${2:-small}
@@ -37,6 +40,17 @@ case "$profile" in
         done
       done
     done ;;
+  rule)
+    earlier=${3:?DIR of an earlier small run}
+    for net in squeezenet googlenet inception_v3; do
+      search "${net}_adaptive" "$net"
+      for round in 1 2; do
+        for schedule in "$earlier/${net}_ios.json" "$out/${net}_adaptive.json"; do
+          timeout 60 build/bin/ios run --model "$net" --schedule "$schedule" --iters 1000 2>&1 |
+            tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
+        done
+      done
+    done ;;
   big)
     net=${3:-nasnet}
     search "${net}_adaptive" "$net" --stage-cache "$out/${net}_stages.json"
@@ -47,3 +61,4 @@ case "$profile" in
     search "${net}_devices_0" "$net" --devices 0 --no-measure
     search "${net}_devices_${list//,/_}" "$net" --devices "$list" --no-measure ;;
 esac
+tar czf "$out.tar.gz" --exclude=kernel_cache.json -C "$(dirname "$out")" "$(basename "$out")"

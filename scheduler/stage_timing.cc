@@ -23,7 +23,7 @@ Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
   const int read = std::sscanf(text.c_str(), "%d/%d/%d-%d/%lf%c", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds,
                                &r.tolerance, &tail);
   RETURN_ERROR_IF(read != 5, ErrorCode::kInvalidArgument,
-                  "--stage-timing must be adaptive, ios or W/N/MIN-MAX/TOL (e.g. 1/3/3-8/0.03), got '" + text + "'");
+                  "--stage-timing must be adaptive, ios or W/N/MIN-MAX/TOL (e.g. 1/2/3-6/0.05), got '" + text + "'");
   RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
                       r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0),
                   ErrorCode::kInvalidArgument,

@@ -16,16 +16,16 @@ namespace ios::sched {
 // is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0}.
 struct StageTimingRule {
   int warmup = 1;
-  int number = 3;
+  int number = 2;
   int min_rounds = 3;
-  int max_rounds = 8;
-  double tolerance = 0.03;
+  int max_rounds = 6;
+  double tolerance = 0.05;
 
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0}; }
   std::string describe() const;  // "warmup 1, 3 replays per round, 3-8 rounds until spread <= 3%"
 };
 
-// "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/3/3-8/0.03").
+// "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/2/3-6/0.05").
 Expected<StageTimingRule> parse_stage_timing(const std::string& text);
 
 double median_of(std::vector<double> values);
