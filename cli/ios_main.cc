@@ -571,7 +571,8 @@ int cmd_optimize(OptimizeArgs& a) {
   auto model =
       make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
   if (!model) return fail(model.status());
-  std::string cache_key = (*model)->name() + "|" + session->config.key();
+  std::string cache_key =
+      (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
     cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();

@@ -17,7 +17,7 @@ mkdir -p "$out"
 export IOS_KERNEL_CACHE="$out/kernel_cache.json"
 [ -f kernel_cache.json ] && [ ! -f "$IOS_KERNEL_CACHE" ] && cp kernel_cache.json "$IOS_KERNEL_CACHE"
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee -a "$out/gpu.txt"
-graphs=../shared/ios_randwire_graphs
+graphs=${RANDWIRE_GRAPHS:-../shared/ios_randwire_graphs}  # IOS graph files (copied beside the binaries for the GPU machine)
 search() {  # NAME NET EXTRA-FLAGS...
   local name=$1 net=$2
   shift 2

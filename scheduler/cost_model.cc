@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <cstdio>
 #include <sstream>
 
 #include "common/file_io.h"
@@ -48,7 +49,28 @@ std::string describe_group(const ir::Graph& g, const std::vector<std::string>& o
   return os.str();
 }
 
+uint64_t mix64(uint64_t h) {  // MurmurHash3's finaliser
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
 }  // namespace
+
+std::string signature_hash(const std::string& signature) {
+  // Two FNV-1a lanes with different bases and primes, each finalised: 128 bits.
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  for (unsigned char c : signature) {
+    a = (a ^ c) * 0x100000001b3ull;
+    b = (b ^ c) * 0x00000100000001b3ull ^ (b >> 29);
+  }
+  char text[40];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(mix64(a)),
+                static_cast<unsigned long long>(mix64(b ^ signature.size())));
+  return text;
+}
 
 std::vector<std::string> op_keys(const ir::Graph& g) {
   std::vector<std::string> keys;
@@ -148,8 +170,8 @@ Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const St
     keys_of_ = &g;
     keys_of_name_ = g.name;
   }
-  return cache_.lookup_or_measure(std::to_string(batch) + "|" + stage_signature(g, op_keys_, stage), inner_, g, stage,
-                                  batch);
+  return cache_.lookup_or_measure(std::to_string(batch) + "|" + signature_hash(stage_signature(g, op_keys_, stage)),
+                                  inner_, g, stage, batch);
 }
 
 Expected<double> StageCache::lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g,

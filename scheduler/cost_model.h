@@ -31,6 +31,9 @@ std::string stage_signature(const ir::Graph& g, const Stage& stage);
 // The same with every node's ir::attrs_key computed beforehand (op_keys(g)), as a search does.
 std::string stage_signature(const ir::Graph& g, const std::vector<std::string>& op_keys, const Stage& stage);
 std::vector<std::string> op_keys(const ir::Graph& g);
+// 32 hex digits standing for a signature in the stage cache: RandWire's 166k measured stages have
+// signatures of ~1.6 kB each, too large to keep and persist verbatim.
+std::string signature_hash(const std::string& signature);
 
 // Deterministic roofline model with a launch floor and SM occupancy (see README, "Analytic cost
 // model"). The default where there is no GPU.
@@ -76,12 +79,15 @@ class TableCostModel : public CostModel {
   Fn fn_;
 };
 
-// Caches another model's stage latencies by (signature, batch); optionally persisted to a JSON file
+// Caches another model's stage latencies by (signature hash, batch); optionally persisted to a JSON file
 // whose key (device, library versions, precision, model) must match for entries to be reused.
 // Thread-safe: worker(m) gives a further thread its own view that measures misses with m; a stage
 // another thread is measuring is waited for, never measured twice.
 class StageCache : public CostModel {
  public:
+  // `key` names what the latencies were measured under (callers include kKeyFormat, so files written
+  // before signatures were hashed are ignored).
+  static constexpr const char* kKeyFormat = "hashed signatures";
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}
   std::string name() const override { return own_.name(); }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {

@@ -255,5 +255,25 @@ TEST(PartSearch, ASmallSearchBudgetSplitsPartsAndTheNoteNamesTheFlag) {
   EXPECT_TRUE(validate(*g, r->schedule));
 }
 
+TEST(StageCacheKeys, SignaturesHashToFixedWidthKeysWithoutCollisionsOverARealSearch) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  const auto keys = op_keys(*g);
+  std::set<std::string> signatures, hashes;
+  TableCostModel record([&](const ir::Graph& graph, const Stage& st) {
+    const std::string sig = stage_signature(graph, keys, st);
+    signatures.insert(sig);
+    hashes.insert(signature_hash(sig));
+    return signature_latency(graph, st);
+  });
+  OptimizeOptions o;
+  o.bound_pruning = false;  // every ending costed: thousands of distinct signatures
+  ASSERT_TRUE(optimize(*g, o, record));
+  EXPECT_GT(signatures.size(), 3000u);
+  EXPECT_EQ(hashes.size(), signatures.size());
+  for (const std::string& h : hashes) EXPECT_EQ(h.size(), 32u);
+  EXPECT_NE(signature_hash("a"), signature_hash("b"));
+}
+
 }  // namespace
 }  // namespace ios::sched
