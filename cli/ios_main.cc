@@ -2,14 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "common/file_io.h"
@@ -390,7 +390,8 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                g.name.c_str(), display_name(a, policy).c_str(), a.options.batch, sched.meta.search_seconds,
                sched.meta.latency_ms, opara ? " (Opara's contention-free estimate, not comparable with the DP's)" : "");
   if (is_dp(policy))
-    std::fprintf(out, "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
+    std::fprintf(out,
+                 "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
                  "Transitions: %lld | Stages asked by the search: %lld | ",
                  r.parts, r.parts_reused, a.options.extra_models.size() + 1, static_cast<long long>(r.stats.states),
                  static_cast<long long>(r.stats.transitions), static_cast<long long>(r.stats.stages_costed));
@@ -440,11 +441,15 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
 }
 
 #ifdef IOS_WITH_RUNTIME
-// How the stages were timed (measured cost model): counts, rounds, spread, host time.
-void report_stage_timing(const ios::sched::CostModel& model, Report& report) {
+// How the stages were timed (measured cost model, summed over every device): counts, rounds, spread,
+// host time.
+void report_stage_timing(const ios::sched::CostModel& model, const std::vector<const ios::sched::CostModel*>& more,
+                         Report& report) {
   const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(&model);
   if (!measured) return;
-  const ios::sched::StageTimingStats& t = measured->stats();
+  ios::sched::StageTimingStats t = measured->stats();
+  for (const ios::sched::CostModel* m : more)
+    if (const auto* other = dynamic_cast<const ios::rt::MeasuredCostModel*>(m)) t.merge(other->stats());
   std::fprintf(report.text(), "Stage timing (%s): %s\n", measured->rule().describe().c_str(), t.summary().c_str());
   report.json["stage_timing"] = {{"rule", measured->rule().describe()},
                                  {"stages", t.stages},
@@ -568,11 +573,9 @@ int cmd_optimize(OptimizeArgs& a) {
   a.options.policy = *policy;
   auto session = make_session(a);
   if (!session) return fail(session.status());
-  auto model =
-      make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
+  auto model = make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
   if (!model) return fail(model.status());
-  std::string cache_key =
-      (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
+  std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
     cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions();
@@ -609,7 +612,9 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!memory) return fail(memory.status());
   print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
 #ifdef IOS_WITH_RUNTIME
-  report_stage_timing(**model, a.report);
+  std::vector<const ios::sched::CostModel*> more_models;
+  for (const auto& m : extra.models) more_models.push_back(m.get());
+  report_stage_timing(**model, more_models, a.report);
   if (cache.name() == "measured" && a.measure_schedule && !sched.is_stream_level())
     if (Status s = report_fidelity(*g, sched, *plan, *session, a.report); !s) return fail(s);
 #endif

@@ -149,8 +149,8 @@ struct Session::Impl {
     }
     ExecConfig c = base;
     c.batch = batch;
-    m.cache = std::make_unique<sched::StageCache>(*m.inner,
-                                                  g.name + "|" + c.key() + "|" + sched::StageCache::kKeyFormat);
+    m.cache =
+        std::make_unique<sched::StageCache>(*m.inner, g.name + "|" + c.key() + "|" + sched::StageCache::kKeyFormat);
     return m;
   }
 };

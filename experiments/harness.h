@@ -15,8 +15,8 @@
 #include "ir/weights.h"
 #include "models/models.h"
 #include "runtime/executor.h"
-#include "scheduler/stage_timing.h"
 #include "scheduler/policies.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::exp {
 
@@ -29,9 +29,9 @@ struct CommonArgs {
   std::string kernel_cache;  // empty: the default file; "none": not persisted
   bool verbose = false;
   std::string randwire_graphs = "../shared/ios_randwire_graphs";
-  int warmup = 50, iters = 100, rounds = 5;                  // timing: rounds x iters replays, interleaved
-  sched::StageTimingRule stage_timing;                       // measured cost model
-  int max_part_size = 50;                                    // IOS's experiments
+  int warmup = 50, iters = 100, rounds = 5;  // timing: rounds x iters replays, interleaved
+  sched::StageTimingRule stage_timing;       // measured cost model
+  int max_part_size = 50;                    // IOS's experiments
   bool check = true;
   void add_to(CLI::App& app);
 };

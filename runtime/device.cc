@@ -99,9 +99,9 @@ Expected<std::vector<int>> select_devices(const std::string& spec) {
     for (std::string item; std::getline(in, item, ',');) {
       char* end = nullptr;
       const long d = std::strtol(item.c_str(), &end, 10);
-      RETURN_ERROR_IF(item.empty() || *end != '\0' || d < 0 || d >= count, ErrorCode::kInvalidArgument,
-                      "--devices: '" + item + "' is not a device of this machine (0.." + std::to_string(count - 1) +
-                          ", or all)");
+      RETURN_ERROR_IF(
+          item.empty() || *end != '\0' || d < 0 || d >= count, ErrorCode::kInvalidArgument,
+          "--devices: '" + item + "' is not a device of this machine (0.." + std::to_string(count - 1) + ", or all)");
       RETURN_ERROR_IF(std::find(devices.begin(), devices.end(), int(d)) != devices.end(), ErrorCode::kInvalidArgument,
                       "--devices: device " + item + " is listed twice");
       devices.push_back(int(d));

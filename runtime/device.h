@@ -38,17 +38,39 @@ class Owned {
   Handle h_{};
 };
 
-struct StreamDeleter { void operator()(cudaStream_t s) const { cudaStreamDestroy(s); } };
-struct EventDeleter { void operator()(cudaEvent_t e) const { cudaEventDestroy(e); } };
-struct GraphDeleter { void operator()(cudaGraph_t g) const { cudaGraphDestroy(g); } };
-struct GraphExecDeleter { void operator()(cudaGraphExec_t g) const { cudaGraphExecDestroy(g); } };
-struct DeviceMemDeleter { void operator()(void* p) const { cudaFree(p); } };
-struct CudnnDeleter { void operator()(cudnnHandle_t h) const { cudnnDestroy(h); } };
-struct CublasDeleter { void operator()(cublasHandle_t h) const { cublasDestroy(h); } };
-struct TensorDescDeleter { void operator()(cudnnTensorDescriptor_t d) const { cudnnDestroyTensorDescriptor(d); } };
-struct FilterDescDeleter { void operator()(cudnnFilterDescriptor_t d) const { cudnnDestroyFilterDescriptor(d); } };
-struct ConvDescDeleter { void operator()(cudnnConvolutionDescriptor_t d) const { cudnnDestroyConvolutionDescriptor(d); } };
-struct ActDescDeleter { void operator()(cudnnActivationDescriptor_t d) const { cudnnDestroyActivationDescriptor(d); } };
+struct StreamDeleter {
+  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+};
+struct EventDeleter {
+  void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+};
+struct GraphDeleter {
+  void operator()(cudaGraph_t g) const { cudaGraphDestroy(g); }
+};
+struct GraphExecDeleter {
+  void operator()(cudaGraphExec_t g) const { cudaGraphExecDestroy(g); }
+};
+struct DeviceMemDeleter {
+  void operator()(void* p) const { cudaFree(p); }
+};
+struct CudnnDeleter {
+  void operator()(cudnnHandle_t h) const { cudnnDestroy(h); }
+};
+struct CublasDeleter {
+  void operator()(cublasHandle_t h) const { cublasDestroy(h); }
+};
+struct TensorDescDeleter {
+  void operator()(cudnnTensorDescriptor_t d) const { cudnnDestroyTensorDescriptor(d); }
+};
+struct FilterDescDeleter {
+  void operator()(cudnnFilterDescriptor_t d) const { cudnnDestroyFilterDescriptor(d); }
+};
+struct ConvDescDeleter {
+  void operator()(cudnnConvolutionDescriptor_t d) const { cudnnDestroyConvolutionDescriptor(d); }
+};
+struct ActDescDeleter {
+  void operator()(cudnnActivationDescriptor_t d) const { cudnnDestroyActivationDescriptor(d); }
+};
 
 using Stream = Owned<cudaStream_t, StreamDeleter>;
 using Event = Owned<cudaEvent_t, EventDeleter>;

@@ -92,10 +92,10 @@ struct Executor::Impl {
   sched::DataflowGraph dataflow;  // dataflow CUDA graphs: exact edges and workspace slots
   std::vector<DeviceMemory> slot_workspaces;
   std::vector<Event> events;
-  DeviceMemory own_arena;                  // without a store
+  DeviceMemory own_arena;  // without a store
   void* arena = nullptr;
   std::vector<DeviceMemory> own_tensors;  // weights, without a store
-  DeviceMemory chaos_cycles;  // chaos mode: one delay (clock cycles) per plan step
+  DeviceMemory chaos_cycles;              // chaos mode: one delay (clock cycles) per plan step
   size_t weight_total = 0;
   std::vector<View> views;  // per node
   std::vector<Unit> units;  // per launch step, in plan order
@@ -204,8 +204,7 @@ struct Executor::Impl {
     const int stream_index = lane.stream;
     cudaStream_t s = stream(stream_index);
     if (st.conv) {
-      const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst),
-                          st.residual ? data(*st.residual) : nullptr};
+      const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst), st.residual ? data(*st.residual) : nullptr};
       return st.conv->run(ctx->cudnn(stream_index), b, lane.workspace);
     }
     const Status launched =
@@ -483,8 +482,7 @@ struct Executor::Impl {
       spec.z = layout_of(*st.residual);
       spec.z_align = pointer_alignment(data(*st.residual));
     }
-    const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst),
-                        st.residual ? data(*st.residual) : nullptr};
+    const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst), st.residual ? data(*st.residual) : nullptr};
     ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
     stream_workspace[size_t(stream_index)] =
         std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());

@@ -20,12 +20,12 @@ namespace ios::rt {
 class LaunchObserver;
 
 struct ExecutorOptions {
-  ExecConfig config;                   // data type, math, layout, batch
-  bool use_graph = true;               // capture the plan into a CUDA graph
-  bool reuse_memory = true;            // stream-aware buffer reuse (off: one buffer per tensor)
-  bool keep_all = false;               // every node stays readable after a run
-  bool fuse_sums = true;               // convolutions add a sum's other value in their epilogue (memory plan)
-  std::shared_ptr<Context> context;    // shared streams/handles/kernels; null: made from context_options
+  ExecConfig config;                 // data type, math, layout, batch
+  bool use_graph = true;             // capture the plan into a CUDA graph
+  bool reuse_memory = true;          // stream-aware buffer reuse (off: one buffer per tensor)
+  bool keep_all = false;             // every node stays readable after a run
+  bool fuse_sums = true;             // convolutions add a sum's other value in their epilogue (memory plan)
+  std::shared_ptr<Context> context;  // shared streams/handles/kernels; null: made from context_options
   // Weights and the activation arena from a store that outlives this executor (the measured cost
   // model's stage executors); null: the executor allocates and uploads its own.
   std::shared_ptr<DeviceStore> store;

@@ -2,8 +2,8 @@
 // CostModel; the GPU runtime adds a measured implementation.
 #pragma once
 
-#include <functional>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
@@ -116,8 +116,8 @@ class StageCache : public CostModel {
     std::string keys_of_name_;
     std::vector<std::string> op_keys_;
   };
-  Expected<double> lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g,
-                                     const Stage& stage, int batch);
+  Expected<double> lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g, const Stage& stage,
+                                     int batch);
 
   std::string key_;
   mutable std::mutex mutex_;  // guards the table, the stages being measured and the counters

@@ -27,10 +27,10 @@ struct OptimizeOptions {
   int max_part_size = 100;
   int batch = 1;
   int greedy_max_streams = 10;
-  bool bound_pruning = true;               // DP: see DpOptions::bound_pruning
-  std::optional<ResourceProfile> profile;  // Opara; estimated when absent
+  bool bound_pruning = true;                              // DP: see DpOptions::bound_pruning
+  std::optional<ResourceProfile> profile;                 // Opara; estimated when absent
   int64_t max_transitions = DpOptions{}.max_transitions;  // DP: per part, see DpOptions
-  bool reuse_parts = true;                                 // DP: see PartSearchOptions
+  bool reuse_parts = true;                                // DP: see PartSearchOptions
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.
