@@ -21,6 +21,7 @@
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
+#include "scheduler/stage_timing.h"
 #ifdef IOS_WITH_RUNTIME
 #include "runtime/device.h"
 #include "runtime/executor.h"
