@@ -464,14 +464,15 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
 }
 
 // Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).
-Status report_fidelity(const Graph& g, const ios::sched::Schedule& sched, const ios::sched::ExecutionPlan& plan,
-                       Session& session, Report& report) {
+// `weights` are the measured cost model's (seeded: timing does not depend on values).
+Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
+                       const ios::sched::ExecutionPlan& plan, Session& session, Report& report) {
   auto context = session.context();
   if (!context) return context.status();
   ios::rt::ExecutorOptions options;
   options.config = session.config;
   options.context = *context;
-  auto exec = ios::rt::Executor::create(g, ios::ir::make_weights(g), plan, options);
+  auto exec = ios::rt::Executor::create(g, weights, plan, options);
   if (!exec) return exec.status();
   auto t = (*exec)->time(ios::rt::TimingOptions{});
   if (!t) return t.status();
@@ -541,7 +542,8 @@ struct ExtraDevices {
   std::vector<std::shared_ptr<ios::rt::Context>> contexts;
   std::vector<std::unique_ptr<ios::sched::CostModel>> models, views;
 
-  Status add(OptimizeArgs& a, const Graph& g, Session& session, ios::sched::StageCache& cache) {
+  Status add(OptimizeArgs& a, const ios::rt::MeasuredCostModel& first_model, Session& session,
+             ios::sched::StageCache& cache) {
     auto devices = ios::rt::select_devices(a.devices);
     if (!devices) return devices.status();
     auto first = session.context();
@@ -557,7 +559,7 @@ struct ExtraDevices {
       params.config = session.config;
       params.rule = a.stage_timing;
       contexts.push_back(*ctx);
-      models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(g, params, *ctx));
+      models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model.weights(), params, *ctx));
       views.push_back(cache.worker(*models.back()));
       a.options.extra_models.push_back(views.back().get());
     }
@@ -576,6 +578,10 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!session) return fail(session.status());
   auto model = make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
   if (!model) return fail(model.status());
+  if (a.devices != "0" && !((*model)->name() == "measured" && is_dp(*policy)))
+    return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                           "--devices spreads a measured DP search over GPUs; this run uses the " + (*model)->name() +
+                               " cost model with " + display_name(a, *policy)));
   std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
@@ -584,9 +590,10 @@ int cmd_optimize(OptimizeArgs& a) {
   if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
   ios::sched::StageCache cache(**model, cache_key);
 #ifdef IOS_WITH_RUNTIME
+  const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(model->get());
   ExtraDevices extra;
-  if ((*model)->name() == "measured" && is_dp(*policy))
-    if (Status s = extra.add(a, *g, *session, cache); !s) return fail(s);
+  if (measured && is_dp(*policy))
+    if (Status s = extra.add(a, *measured, *session, cache); !s) return fail(s);
 #endif
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
@@ -616,8 +623,8 @@ int cmd_optimize(OptimizeArgs& a) {
   std::vector<const ios::sched::CostModel*> more_models;
   for (const auto& m : extra.models) more_models.push_back(m.get());
   report_stage_timing(**model, more_models, a.report);
-  if (cache.name() == "measured" && a.measure_schedule && !sched.is_stream_level())
-    if (Status s = report_fidelity(*g, sched, *plan, *session, a.report); !s) return fail(s);
+  if (measured && a.measure_schedule && !sched.is_stream_level())
+    if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a.report); !s) return fail(s);
 #endif
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);

@@ -4,9 +4,10 @@
 
 namespace ios::rt {
 
-Expected<const void*> DeviceStore::tensor(const std::string& key, const std::function<std::vector<uint8_t>()>& pack) {
+Expected<const void*> DeviceStore::tensor(const std::string& key,
+                                          const std::function<Expected<std::vector<uint8_t>>()>& pack) {
   if (auto it = tensors_.find(key); it != tensors_.end()) return static_cast<const void*>(it->second.get());
-  const std::vector<uint8_t> bytes = pack();
+  ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, pack());
   ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(std::max<size_t>(bytes.size(), 16)));
   if (!bytes.empty()) CHECK_CUDA(cudaMemcpy(m.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
   weight_bytes_ += bytes.size();

@@ -15,8 +15,9 @@ namespace ios::rt {
 
 class DeviceStore {
  public:
-  // The device copy of the tensor `key` names; `pack` makes its bytes on first use.
-  Expected<const void*> tensor(const std::string& key, const std::function<std::vector<uint8_t>()>& pack);
+  // The device copy of the tensor `key` names; `pack` makes its bytes on first use (its error is returned
+  // and nothing is stored).
+  Expected<const void*> tensor(const std::string& key, const std::function<Expected<std::vector<uint8_t>>()>& pack);
   // An arena of at least `bytes`. A grown arena replaces the old one, which stays allocated: graphs
   // captured on it remain valid.
   Expected<void*> arena(size_t bytes);

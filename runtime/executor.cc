@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -92,10 +93,9 @@ struct Executor::Impl {
   sched::DataflowGraph dataflow;  // dataflow CUDA graphs: exact edges and workspace slots
   std::vector<DeviceMemory> slot_workspaces;
   std::vector<Event> events;
-  DeviceMemory own_arena;  // without a store
+  std::shared_ptr<DeviceStore> store;  // the options' store, else one of this executor's own
   void* arena = nullptr;
-  std::vector<DeviceMemory> own_tensors;  // weights, without a store
-  DeviceMemory chaos_cycles;              // chaos mode: one delay (clock cycles) per plan step
+  DeviceMemory chaos_cycles;  // chaos mode: one delay (clock cycles) per plan step
   size_t weight_total = 0;
   std::vector<View> views;  // per node
   std::vector<Unit> units;  // per launch step, in plan order
@@ -120,29 +120,23 @@ struct Executor::Impl {
     return View{base, channels, begin, s.h, s.w};
   }
 
-  // Converts a float NCHW tensor (n x c x h x w) to the run's storage and uploads it; with a store,
-  // once per `key` (the op and step it belongs to).
-  Expected<const void*> upload(const std::string& key, const std::vector<float>& host, int n, int c, int h, int w) {
-    RETURN_ERROR_IF(host.size() != size_t(n) * c * h * w, ErrorCode::kInvalidArgument, "weight of the wrong size");
-    weight_total += host.size() * eb();
-    auto pack = [&] { return pack_tensor(host.data(), n, c, h, w, cfg.dtype, cfg.layout); };
-    if (opt.store) return opt.store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
-    const std::vector<uint8_t> bytes = pack();
-    ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(std::max<size_t>(bytes.size(), 16)));
-    if (!bytes.empty()) CHECK_CUDA(cudaMemcpy(m.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-    own_tensors.push_back(std::move(m));
-    return static_cast<const void*>(own_tensors.back().get());
+  // Converts a float NCHW tensor (n x c x h x w), made by `host`, to the run's storage and uploads it;
+  // with a store, once per `key` (the op and step it belongs to): `host` is not called on a hit.
+  Expected<const void*> upload(const std::string& key, const std::function<const std::vector<float>&()>& host, int n,
+                               int c, int h, int w) {
+    weight_total += size_t(n) * c * h * w * eb();
+    auto pack = [&]() -> Expected<std::vector<uint8_t>> {
+      const std::vector<float>& values = host();
+      RETURN_ERROR_IF(values.size() != size_t(n) * c * h * w, ErrorCode::kInvalidArgument, "weight of the wrong size");
+      return pack_tensor(values.data(), n, c, h, w, cfg.dtype, cfg.layout);
+    };
+    return store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
   }
 
   // The arena of the memory plan, zeroed.
   Status make_arena() {
     const size_t bytes = std::max<size_t>(memory.arena_bytes, 256);
-    if (opt.store) {
-      ASSIGN_OR_RETURN(arena, opt.store->arena(bytes));
-    } else {
-      ASSIGN_OR_RETURN(own_arena, device_alloc(bytes));
-      arena = own_arena.get();
-    }
+    ASSIGN_OR_RETURN(arena, store->arena(bytes));
     CHECK_CUDA(cudaMemset(arena, 0, bytes));
     return Status::ok();
   }
@@ -449,20 +443,32 @@ struct Executor::Impl {
   Status build_linear(StepPlan& st, const ir::LinearAttrs& l, const Unit& u, int step, const ir::Weights& w) {
     const ir::ParamTensor& p = w.at(u.ops[0], step);
     const std::string key = weight_key(u, step);
-    ASSIGN_OR_RETURN(st.weight, upload(key + ".w", p.weight, l.out_features, st.in.c, st.in.h, st.in.w));
+    ASSIGN_OR_RETURN(st.weight, upload(
+                                    key + ".w", [&]() -> const auto& { return p.weight; }, l.out_features, st.in.c,
+                                    st.in.h, st.in.w));
     if (l.has_bias) {
-      ASSIGN_OR_RETURN(st.bias, upload(key + ".b", p.bias, 1, l.out_features, 1, 1));
+      ASSIGN_OR_RETURN(st.bias, upload(
+                                    key + ".b", [&]() -> const auto& { return p.bias; }, 1, l.out_features, 1, 1));
     }
     return Status::ok();
   }
 
   Status build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
                     const ir::Weights& w) {
-    std::vector<float> merged_weight, merged_bias;
-    if (u.ops.size() > 1) pack_merged(u.ops, w, attrs, st.in.c, merged_weight, merged_bias);
+    // A merged convolution's weights are packed only when the store does not hold them yet.
     const bool merged = u.ops.size() > 1;
-    const std::vector<float>& weight = merged ? merged_weight : w.at(u.ops[0], step).weight;
-    const std::vector<float>& bias = merged ? merged_bias : w.at(u.ops[0], step).bias;
+    std::vector<float> merged_weight, merged_bias;
+    auto pack_if_merged = [&] {
+      if (merged && merged_weight.empty()) pack_merged(u.ops, w, attrs, st.in.c, merged_weight, merged_bias);
+    };
+    auto weight = [&]() -> const std::vector<float>& {
+      pack_if_merged();
+      return merged ? merged_weight : w.at(u.ops[0], step).weight;
+    };
+    auto bias = [&]() -> const std::vector<float>& {
+      pack_if_merged();
+      return merged ? merged_bias : w.at(u.ops[0], step).bias;
+    };
     const int cpg = st.in.c / attrs.groups;
     const std::string key = weight_key(u, step);
     ASSIGN_OR_RETURN(st.weight, upload(key + ".w", weight, attrs.out_channels, cpg, attrs.kh, attrs.kw));
@@ -571,6 +577,7 @@ Expected<std::unique_ptr<Executor>> Executor::create(const ir::Graph& g, const i
   impl->opt = options;
   impl->cfg = options.config;
   impl->plan = plan;
+  impl->store = options.store ? options.store : std::make_shared<DeviceStore>();
   RETURN_IF_ERROR(impl->build(w));
   return std::unique_ptr<Executor>(new Executor(std::move(impl)));
 }

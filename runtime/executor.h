@@ -27,7 +27,7 @@ struct ExecutorOptions {
   bool fuse_sums = true;             // convolutions add a sum's other value in their epilogue (memory plan)
   std::shared_ptr<Context> context;  // shared streams/handles/kernels; null: made from context_options
   // Weights and the activation arena from a store that outlives this executor (the measured cost
-  // model's stage executors); null: the executor allocates and uploads its own.
+  // model's stage executors); null: a store of the executor's own.
   std::shared_ptr<DeviceStore> store;
   ContextOptions context_options;      // dtype and math are taken from `config`
   LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)

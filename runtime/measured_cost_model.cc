@@ -7,7 +7,11 @@
 namespace ios::rt {
 
 MeasuredCostModel::MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context)
-    : weights_(ir::make_weights(g)),
+    : MeasuredCostModel(std::make_shared<const ir::Weights>(ir::make_weights(g)), params, std::move(context)) {}
+
+MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params,
+                                     std::shared_ptr<Context> context)
+    : weights_(std::move(weights)),
       params_(params),
       context_(std::move(context)),
       store_(std::make_shared<DeviceStore>()) {}
@@ -23,7 +27,7 @@ Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const s
   options.context = context_;
   options.store = store_;
   const auto start = Clock::now();
-  ASSIGN_OR_RETURN(auto exec, Executor::create(g, weights_, sched::compile_stages({stage}), options));
+  ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, sched::compile_stages({stage}), options));
   const double build_s = seconds_since(start);
   const auto timed = Clock::now();
   ASSIGN_OR_RETURN(std::vector<double> rounds, exec->time_rounds(params_.rule));

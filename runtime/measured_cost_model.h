@@ -22,14 +22,17 @@ class MeasuredCostModel : public sched::CostModel {
   // `context` (shared with the executors that will run the schedule) must match config's dtype/math;
   // its device is the one measured on.
   MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context);
+  // The same with weights another model already made (one set for every device of a search).
+  MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params, std::shared_ptr<Context> context);
   std::string name() const override { return "measured"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   size_t measurements() const { return size_t(stats_.stages); }
   const sched::StageTimingStats& stats() const { return stats_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }
+  const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
 
  private:
-  ir::Weights weights_;
+  std::shared_ptr<const ir::Weights> weights_;
   Params params_;
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   std::shared_ptr<DeviceStore> store_;

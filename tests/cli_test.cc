@@ -58,6 +58,13 @@ TEST(Cli, AnOutOfRangeBatchNamesTheRange) {
   EXPECT_LT(r.out.size(), 400u) << r.out;  // was a 300-digit range
 }
 
+TEST(Cli, DevicesWithoutAMeasuredSearchIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --devices 0,1 --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--devices spreads a measured DP search"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("analytic cost model"), std::string::npos) << r.out;
+}
+
 TEST(Cli, OptimizeSaysWhichStagesTheModelCostedAndWhichCameFromTheCache) {
   const Result r = ios("optimize --model ios_sample --cost-model analytic --quiet");
   EXPECT_EQ(r.code, 0) << r.out;
