@@ -405,9 +405,9 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                cache.name().c_str(), cache.misses(), cache.hits());
   std::fprintf(out,
                "Memory: peak activations %.1f MiB (%.1f MiB without reuse) | concats in place: %d whole, %d inputs "
-               "(%d sums fused into convolutions)\n",
+               "(%d sums fused into convolutions, %d shared concat buffers)\n",
                memory.arena_bytes / 1048576.0, memory.no_reuse_bytes / 1048576.0, memory.elided_concats,
-               memory.terms_in_place, memory.fused_sums);
+               memory.terms_in_place, memory.fused_sums, memory.shared_concat_buffers);
   for (const auto& note : sched.meta.notes) std::fprintf(out, "Note: %s\n", note.c_str());
   nlohmann::json& j = a.report.json;
   j["model"] = g.name;
@@ -437,7 +437,8 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                  {"no_reuse_bytes", memory.no_reuse_bytes},
                  {"elided_concats", memory.elided_concats},
                  {"concat_inputs_in_place", memory.terms_in_place},
-                 {"fused_sums", memory.fused_sums}};
+                 {"fused_sums", memory.fused_sums},
+                 {"shared_concat_buffers", memory.shared_concat_buffers}};
   j["notes"] = sched.meta.notes;
 }
 
@@ -664,7 +665,7 @@ struct RunArgs {
   std::string export_times;
   int chaos = 0;
   std::string exec = "staged";
-  bool check = false, no_graph = false, no_fused_sums = false;
+  bool check = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
   std::string trace_file;
   std::string input_file, output_file;
 };
@@ -861,6 +862,7 @@ int cmd_run(RunArgs& a) {
   options.context = *context;
   options.use_graph = !a.no_graph;
   options.fuse_sums = !a.no_fused_sums;
+  options.share_concats = !a.no_shared_concats;
   options.chaos = a.chaos > 0;
   std::unique_ptr<ios::rt::KernelProfiler> profiler;
   if (!a.trace_file.empty()) {
@@ -988,6 +990,9 @@ int main(int argc, char** argv) {
                   "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams)");
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
+  run->add_flag("--no-shared-concats", run_args.no_shared_concats,
+                "gather every concatenation an op reads (default: ops whose concatenations extend one another, as "
+                "DenseNet's layers, read prefixes of one shared buffer)");
   run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
   run->add_option("--chaos", run_args.chaos,
                   "instead of timing: N replays with random delays before every plan step, each output compared "

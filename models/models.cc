@@ -9,6 +9,7 @@ const std::vector<ModelInfo>& model_list() {
       {"nasnet", "NASNet-A Large, nasnet_large(96,168) as IOS builds it"},
       {"randwire", "RandWire-WS regular regime, C=154 (seeded WS graphs or IOS's files)"},
       {"googlenet", "GoogLeNet, torchvision topology with BatchNorm folded"},
+      {"densenet121", "DenseNet-121, torchvision topology; BatchNorms folded, pre-activations as per-channel affines"},
       {"ios_sample", "IOS README's sample network: four 3x3 convs of a 375x15x15 input, concatenated"},
   };
   return kModels;
@@ -20,6 +21,7 @@ Expected<ir::Graph> build_model(const std::string& name, const ModelOptions& opt
   if (name == "nasnet") return nasnet(options.nasnet_stem_filters, options.nasnet_filters);
   if (name == "randwire") return randwire(options);
   if (name == "googlenet") return googlenet();
+  if (name == "densenet121") return densenet121();
   if (name == "ios_sample") return ios_sample();
   std::string known;
   for (const auto& m : model_list()) known += (known.empty() ? "" : ", ") + m.name;

@@ -30,6 +30,7 @@ Expected<ir::Graph> squeezenet();
 Expected<ir::Graph> nasnet(int stem_filters = 96, int filters = 168);
 Expected<ir::Graph> randwire(const ModelOptions& options = {});
 Expected<ir::Graph> googlenet();
+Expected<ir::Graph> densenet121();
 Expected<ir::Graph> ios_sample();  // IOS README §3
 
 // RandWire's wiring: a Watts-Strogatz graph (ring lattice of degree k, each edge rewired with

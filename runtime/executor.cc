@@ -309,6 +309,7 @@ struct Executor::Impl {
     mo.reuse = opt.reuse_memory;
     mo.keep_all = opt.keep_all;
     mo.fuse_sums = opt.fuse_sums;
+    mo.share_concats = opt.share_concats;
     ASSIGN_OR_RETURN(memory, sched::plan_memory(*g, plan, mo));
     RETURN_IF_ERROR(make_arena());
     views.assign(g->nodes.size(), View{});

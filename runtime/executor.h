@@ -25,6 +25,7 @@ struct ExecutorOptions {
   bool reuse_memory = true;          // stream-aware buffer reuse (off: one buffer per tensor)
   bool keep_all = false;             // every node stays readable after a run
   bool fuse_sums = true;             // convolutions add a sum's other value in their epilogue (memory plan)
+  bool share_concats = true;         // concatenations read as prefixes of one shared buffer (memory plan)
   std::shared_ptr<Context> context;  // shared streams/handles/kernels; null: made from context_options
   // Weights and the activation arena from a store that outlives this executor (the measured cost
   // model's stage executors); null: a store of the executor's own.

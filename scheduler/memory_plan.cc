@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "common/limits.h"
 
@@ -83,22 +84,75 @@ bool reads_contiguous_only(const ir::Node& n) {
   return false;
 }
 
+// The producers of a concatenation an op reads directly (no Identity node between: DenseNet's layers
+// read the block input and every earlier layer's output), each term one whole value of a distinct
+// producer; nullopt for any other input.
+std::optional<std::vector<ir::NodeId>> concat_read(const ir::Graph& g, const ir::Node& n) {
+  if (n.is<ir::IdentityAttrs>() || n.is<ir::ElementAttrs>() || n.inputs.size() < 2) return std::nullopt;
+  std::vector<ir::NodeId> producers;
+  for (const ir::Term& term : n.inputs) {
+    if (term.size() != 1) return std::nullopt;
+    const ir::Value& v = term[0];
+    if (v.begin != 0 || v.end != g.node(v.node).output_shape.c ||
+        std::find(producers.begin(), producers.end(), v.node) != producers.end())
+      return std::nullopt;
+    producers.push_back(v.node);
+  }
+  return producers;
+}
+
+// Producer lists of the concatenations ops read directly, grouped so that one list extends every
+// list of its group (DenseNet: layer k reads x0, y1 .. y(k-1); the transition reads them all). A
+// producer joins one group at one position; a list sharing a producer with a longer one joins no
+// group (it reads in place when it is a prefix of that group, else it gathers as before).
+std::vector<std::vector<ir::NodeId>> prefix_groups(const ir::Graph& g, const ExecutionPlan& plan) {
+  std::vector<std::vector<ir::NodeId>> lists;
+  for (const PlanStep& st : plan.steps)
+    if (st.kind == PlanStep::Kind::kLaunch && st.ops.size() == 1)
+      if (auto list = concat_read(g, g.node(st.ops[0]))) lists.push_back(std::move(*list));
+  std::stable_sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::vector<bool> grouped(g.nodes.size(), false);
+  std::vector<std::vector<ir::NodeId>> groups;
+  for (const std::vector<ir::NodeId>& list : lists) {
+    if (std::any_of(list.begin(), list.end(), [&](ir::NodeId p) { return grouped[size_t(p)]; })) continue;
+    for (ir::NodeId p : list) grouped[size_t(p)] = true;
+    groups.push_back(list);
+  }
+  return groups;
+}
+
+// The channel slice of one buffer that holds an op's whole input: its single value, or the values of
+// its terms side by side in order. nullopt when the input is not one slice.
+std::optional<Placement> input_slice(const ir::Node& n, const std::vector<Placement>& placement) {
+  if (n.is<ir::IdentityAttrs>() || n.is<ir::ElementAttrs>()) return std::nullopt;
+  std::optional<Placement> slice;
+  int width = 0;
+  for (const ir::Term& term : n.inputs) {
+    if (term.size() != 1) return std::nullopt;
+    const ir::Value& v = term[0];
+    const Placement& p = placement[size_t(v.node)];
+    if (!p.placed()) return std::nullopt;
+    if (!slice) slice = Placement{p.buffer, p.channels, p.begin + v.begin};
+    if (p.buffer != slice->buffer || p.begin + v.begin != slice->begin + width) return std::nullopt;
+    width += v.channels();
+  }
+  return slice;
+}
+
 }  // namespace
 
 bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement,
                     const ExecConfig& config) {
   const ir::Node& n = g.node(op);
-  if (n.inputs.size() != 1 || n.inputs[0].size() != 1) return false;
-  const ir::Value& v = n.inputs[0][0];
-  const Placement& p = placement[size_t(v.node)];
-  if (p.begin + v.begin == 0 && v.channels() == p.channels) return true;
+  const std::optional<Placement> p = input_slice(n, placement);
+  if (!p) return false;
+  if (p->begin == 0 && n.input_shape.c == p->channels) return true;
   // Convolution engines read a slice in place only when it is aligned as they need (an unaligned
   // strided input gave wrong results with a tf32 engine at batch 3 on the H100).
-  if (reads_with_conv(n)) return slice_aligned(config, p.channels, p.begin + v.begin, g.node(v.node).output_shape);
+  if (reads_with_conv(n)) return slice_aligned(config, p->channels, p->begin, n.input_shape);
   if (!reads_contiguous_only(n)) return true;
   // A channel slice of one sample is contiguous in NCHW, and in NHWC only when it has one pixel.
-  const ir::Shape& s = g.node(v.node).output_shape;
-  return config.batch == 1 && (config.layout == Layout::kNCHW || s.h * s.w == 1);
+  return config.batch == 1 && (config.layout == Layout::kNCHW || n.input_shape.h * n.input_shape.w == 1);
 }
 
 bool slice_aligned(const ExecConfig& config, int buffer_channels, int begin, const ir::Shape& shape) {
@@ -212,11 +266,42 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     mp.concat_terms += int(node.inputs.size());
   }
 
+  // Concatenations read directly: the producers of a prefix group write their slices of one buffer
+  // side by side, so every list of the group is a channel prefix its reader reads in place. The group
+  // keeps its longest prefix whose producers can all write aligned slices.
+  for (std::vector<ir::NodeId> list :
+       options.share_concats ? prefix_groups(g, plan) : std::vector<std::vector<ir::NodeId>>{}) {
+    auto writable = [&](ir::NodeId p) {
+      return !g.node(p).is<ir::IdentityAttrs>() && may_write_in_place(ir::Value{p, 0, g.node(p).output_shape.c});
+    };
+    list.resize(size_t(std::find_if_not(list.begin(), list.end(), writable) - list.begin()));
+    const ir::Shape shape = list.empty() ? ir::Shape{} : g.node(list[0]).output_shape;
+    for (size_t aligned_count = list.size(); list.size() >= 2; list.resize(aligned_count)) {
+      int channels = 0, begin = 0;
+      for (ir::NodeId p : list) channels += g.node(p).output_shape.c;
+      for (aligned_count = 0; aligned_count < list.size(); ++aligned_count) {
+        if (!slice_aligned(config, channels, begin, shape)) break;
+        begin += g.node(list[aligned_count]).output_shape.c;
+      }
+      if (aligned_count == list.size()) break;
+    }
+    if (list.size() < 2) continue;
+    int channels = 0;
+    for (ir::NodeId p : list) channels += g.node(p).output_shape.c;
+    const int buffer = new_buffer(tensor_bytes(ir::Shape{channels, shape.h, shape.w}, config));
+    for (int begin = 0; ir::NodeId p : list) {
+      mp.placement[size_t(p)] = Placement{buffer, channels, begin};
+      begin += g.node(p).output_shape.c;
+    }
+    ++mp.shared_concat_buffers;
+  }
+
   // Outputs: one buffer per launch (merged convolutions side by side), or a slice of the concat's.
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const PlanStep& st = plan.steps[i];
     if (st.kind != PlanStep::Kind::kLaunch) continue;
     const ir::NodeId first = st.ops[0];
+    if (mp.placement[size_t(first)].placed()) continue;  // a slice of a prefix group's buffer
     if (const Alias& a = alias[size_t(first)]; a.concat != ir::kNoNode) {
       Placement p = mp.placement[size_t(a.concat)];
       p.begin += a.offset;
@@ -265,8 +350,13 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) {
       if (e->op == ir::ElementOp::kMul && n.inputs.size() > 1)
         lm.input_scratch = new_buffer(tensor_bytes(n.output_shape, config));
-    } else if (!n.is<ir::IdentityAttrs>() && !reads_in_place(g, st.ops[0], mp.placement, config)) {
-      lm.input_scratch = new_buffer(tensor_bytes(n.input_shape, config));
+    } else if (!n.is<ir::IdentityAttrs>()) {
+      const bool in_place = reads_in_place(g, st.ops[0], mp.placement, config);
+      if (!in_place) lm.input_scratch = new_buffer(tensor_bytes(n.input_shape, config));
+      if (concat_read(g, n)) {
+        mp.concat_terms += int(n.inputs.size());
+        if (in_place) mp.terms_in_place += int(n.inputs.size());
+      }
     }
     for (size_t s = 0; s + 1 < n.step_shapes.size(); ++s)
       lm.step_buffers.push_back(new_buffer(tensor_bytes(n.step_shapes[s], config)));

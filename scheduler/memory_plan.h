@@ -4,7 +4,9 @@
 // groups never share memory. Concatenations cost no copy where they can: a producer writes straight
 // into its channel slice of the concat's buffer (the concat itself launches nothing). A slice that is
 // the sum of two values is written the same way by a convolution producing one of them, which adds the
-// other (already complete) in its epilogue: the residual/bypass add costs no launch either.
+// other (already complete) in its epilogue: the residual/bypass add costs no launch either. Ops that
+// read a concatenation directly and whose producer lists extend one another (DenseNet's layers) share
+// one buffer: each producer writes its slice once, each op reads its channel prefix in place.
 #pragma once
 
 #include <cstddef>
@@ -32,10 +34,11 @@ struct LaunchMemory {
 };
 
 struct MemoryOptions {
-  ExecConfig config;      // batch, element size and layout of every buffer
-  bool reuse = true;      // off: every buffer its own region (the no-reuse baseline)
-  bool keep_all = false;  // every node's output stays readable after a run (per-op tests)
-  bool fuse_sums = true;  // a convolution may write a sum, adding the other value (off: the A/B baseline)
+  ExecConfig config;          // batch, element size and layout of every buffer
+  bool reuse = true;          // off: every buffer its own region (the no-reuse baseline)
+  bool keep_all = false;      // every node's output stays readable after a run (per-op tests)
+  bool fuse_sums = true;      // a convolution may write a sum, adding the other value (off: the A/B baseline)
+  bool share_concats = true;  // ops reading concatenations that extend one another share one buffer (off: A/B)
 };
 
 struct MemoryPlan {
@@ -48,8 +51,10 @@ struct MemoryPlan {
   size_t no_reuse_bytes = 0;          // the same buffers without sharing
   int elided_concats = 0;             // concats whose producers all wrote in place
   int terms_in_place = 0;             // concat inputs written in place (of elided or partly copied concats)
-  int concat_terms = 0;               // inputs of the concats (and sums) the plan tried to write in place
+  int concat_terms = 0;               // inputs of the concats (and sums) the plan tried to write in place,
+                                      // and of the concatenations ops read directly
   int fused_sums = 0;                 // of those, sums of two values written by a convolution adding the other
+  int shared_concat_buffers = 0;      // buffers whose channel prefixes ops read as concatenations (DenseNet)
 };
 
 // Whether an op reads its input straight from its producer's buffer (else it gathers into scratch).

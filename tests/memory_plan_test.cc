@@ -87,7 +87,7 @@ ExecutionPlan plan_for(const ir::Graph& g, Policy policy) {
 }
 
 TEST(MemoryPlan, TensorsThatMayBeLiveTogetherNeverShareMemory) {
-  for (const char* name : {"inception_v3", "squeezenet", "googlenet", "nasnet", "randwire"}) {
+  for (const char* name : {"inception_v3", "squeezenet", "googlenet", "nasnet", "randwire", "densenet121"}) {
     const ir::Graph g = *models::build_model(name);
     const std::string model = name;
     for (Policy policy : {Policy::kSequential, Policy::kGreedy, Policy::kOpara, Policy::kDpParallel}) {
@@ -120,6 +120,73 @@ TEST(MemoryPlan, ConcatProducersWriteTheirSlicesOfTheConcatBuffer) {
     EXPECT_EQ(q.channels, g.output_shape().c);
     begin += term[0].channels();
   }
+}
+
+TEST(MemoryPlan, DenseLayersReadTheirConcatenationsAsPrefixesOfOneSharedBuffer) {
+  const ir::Graph g = testing::dense_block(4);
+  for (Policy policy : {Policy::kSequential, Policy::kDpBoth, Policy::kOpara})
+    for (int batch : {1, 4}) {
+      const ExecutionPlan p = plan_for(g, policy);
+      MemoryOptions o;
+      o.config.batch = batch;
+      auto m = plan_memory(g, p, o);
+      ASSERT_TRUE(m) << m.status().to_string();
+      EXPECT_EQ(m->shared_concat_buffers, 1);
+      const ir::Node& last = g.node(g.output());
+      const int shared = m->placement[size_t(last.inputs[0][0].node)].buffer;
+      int begin = 0;
+      for (const ir::Term& term : last.inputs) {  // stem, then every layer, side by side
+        EXPECT_EQ(m->placement[size_t(term[0].node)].buffer, shared);
+        EXPECT_EQ(m->placement[size_t(term[0].node)].begin, begin);
+        begin += term[0].channels();
+      }
+      for (size_t i = 0; i < p.steps.size(); ++i)
+        if (p.steps[i].kind == PlanStep::Kind::kLaunch && g.node(p.steps[i].ops[0]).inputs.size() > 1) {
+          EXPECT_EQ(m->launch[i].input_scratch, -1) << g.node(p.steps[i].ops[0]).name << " gathers its input";
+        }
+      EXPECT_EQ(m->terms_in_place, m->concat_terms);
+      EXPECT_EQ(m->concat_terms, 2 + 3 + 4 + 5);  // layers 2-4 and the exit
+      expect_no_overlap_in_time(g, p, *m);
+    }
+}
+
+TEST(MemoryPlan, AConcatenationReadOutOfPrefixOrderIsGathered) {
+  ir::GraphBuilder gb("reordered", {8, 6, 6});
+  gb.begin_block();
+  const ir::Value a = gb.conv(gb.input(), ir::Conv(8));
+  const ir::Value b = gb.conv(a, ir::Conv(8));
+  const ir::Value c = gb.conv(b, ir::Conv(8));
+  const ir::Value ab = gb.conv(ir::cat({a, b}), ir::Conv(8));
+  const ir::Value bac = gb.conv(ir::cat({b, a, c}), ir::Conv(8));  // shares a and b, in another order
+  gb.end_block(gb.identity(ir::cat({ab, bac})));
+  const ir::Graph g = *gb.build();
+  const ExecutionPlan p = plan_for(g, Policy::kSequential);
+  auto m = plan_memory(g, p, MemoryOptions{});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->shared_concat_buffers, 1);
+  EXPECT_FALSE(reads_in_place(g, ab.node, m->placement, ExecConfig{}));
+  EXPECT_TRUE(reads_in_place(g, bac.node, m->placement, ExecConfig{}));
+  EXPECT_EQ(m->terms_in_place, 3 + 2);  // b, a, c read in place; the output concat's two terms elided
+  expect_no_overlap_in_time(g, p, *m);
+}
+
+TEST(MemoryPlan, APrefixGroupKeepsOnlyTheProducersWhoseSlicesAreAligned) {
+  // fp16, 2x2 pixels: a slice starting at channel b is 8b bytes in, 16-byte aligned only for even b.
+  // Stem (8 channels) at 0 and layer 1 (3) at 8 are aligned; layer 2 would start at 11.
+  const ir::Graph g = testing::dense_block(3, /*growth=*/3, /*channels=*/8, /*size=*/2);
+  const ExecutionPlan p = plan_for(g, Policy::kSequential);
+  MemoryOptions o;
+  o.config = *make_exec_config("fp16", "nchw", 1);
+  auto m = plan_memory(g, p, o);
+  ASSERT_TRUE(m) << m.status().to_string();
+  for (size_t id = 1; id < g.nodes.size(); ++id) {
+    const Placement& q = m->placement[id];
+    EXPECT_TRUE(slice_aligned(o.config, q.channels, q.begin, g.nodes[id].output_shape)) << g.nodes[id].name;
+  }
+  EXPECT_EQ(m->shared_concat_buffers, 1);
+  EXPECT_EQ(m->terms_in_place, 2);  // layer 2 reads stem + layer 1 in place; layer 3 and the exit gather
+  EXPECT_EQ(m->concat_terms, 2 + 3 + 4);
+  expect_no_overlap_in_time(g, p, *m);
 }
 
 TEST(MemoryPlan, ASumIsWrittenByTheConvolutionLaunchedAfterTheOtherValue) {

@@ -1,5 +1,8 @@
-// Small golden graphs shared by the tests: a diamond, an Inception-style block and a fire module.
+// Small golden graphs shared by the tests: a diamond, an Inception-style block, a fire module and a
+// dense block.
 #pragma once
+
+#include <vector>
 
 #include "ir/builder.h"
 
@@ -41,6 +44,22 @@ inline ir::Graph fire_module(int channels = 12, int size = 7) {
   ir::Value cat = g.identity(ir::cat({e3, e1}));
   ir::Value bypass = g.conv(v, ir::Conv(16));
   g.end_block(g.identity(ir::add({cat, bypass})));
+  return *g.build();
+}
+
+// DenseNet-style block: a stem conv, then `layers` convs each reading the concatenation of the stem's
+// output and every earlier layer's output, closed by a conv over the whole concatenation.
+inline ir::Graph dense_block(int layers = 4, int growth = 8, int channels = 8, int size = 6) {
+  ir::GraphBuilder g("dense_block", {channels, size, size});
+  g.begin_block();
+  std::vector<ir::Value> features = {g.conv(g.input(), ir::Conv(channels).kernel(3).pad(1))};
+  auto concatenation = [&] {
+    ir::Inputs terms;
+    for (const ir::Value& v : features) terms.push_back({v});
+    return ir::In(std::move(terms));
+  };
+  for (int i = 0; i < layers; ++i) features.push_back(g.conv(concatenation(), ir::Conv(growth).kernel(3).pad(1)));
+  g.end_block(g.conv(concatenation(), ir::Conv(channels)));
   return *g.build();
 }
 
