@@ -295,7 +295,10 @@ struct OptimizeArgs {
     cmd->add_option("--precision", precision, "fp32 (strict) | tf32 | fp16 | bf16")->capture_default_str();
     cmd->add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores, else nchw)")
         ->capture_default_str();
-    cmd->add_option("--conv-engine", conv_engine, "graph (cudnn-frontend, autotuned) | legacy (cudnnFind)")
+    cmd->add_option("--conv-engine", conv_engine,
+                    "graph (cudnn-frontend, the heuristics' candidates autotuned) | graph-exhaustive (also every other "
+                    "engine and "
+                    "split-K variants: slower tuning, kept in the kernel cache) | legacy (cudnnFind)")
         ->capture_default_str();
     kernel_cache = default_kernel_cache();
     cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")

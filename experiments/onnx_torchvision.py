@@ -10,6 +10,10 @@ exporter). The reference output is PyTorch's on the CPU in fp32. Every policy ru
 `ios run --onnx M --input x.npy --output y.npy --check` (fp32: analytic-model schedules, so the search is
 quick; the check also compares with our CPU reference); IOS-Both is searched again with the measured cost
 model for the timing row. PyTorch runs in fp32 with TF32 off (our fp32 is strict fp32), cudnn.benchmark on.
+With --rounds N, the analytic-schedule runs and PyTorch's modes are timed N times, interleaved (one
+round: every `ios run` of the model, then every PyTorch mode), and each latency is the median of its
+rounds (all rounds in the JSON): timings of one GPU drift between processes by more than the
+differences being compared.
 
 Needs: PyTorch, torchvision, onnx, numpy, a CUDA GPU, and the `ios` binary (--ios).
 Writes <out>/onnx_torchvision.csv, .json and one folder of files per model.
@@ -19,6 +23,7 @@ import csv
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -80,6 +85,8 @@ def main():
     ap.add_argument("--dynamo", action="store_true", help="export with the dynamo exporter")
     ap.add_argument("--import-only", action="store_true", help="export and import, run nothing")
     ap.add_argument("--search-timeout", type=int, default=300, help="seconds for the measured IOS-Both search")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved timing rounds (medians reported)")
+    ap.add_argument("--ios-run-flags", default="", help="extra flags for every `ios run`, e.g. '--conv-engine X'")
     args = ap.parse_args()
     try:
         import numpy as np
@@ -93,6 +100,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     os.makedirs(args.out, exist_ok=True)
+    extra = args.ios_run_flags.split()
     rows = []
     for name in args.models.split(","):
         if name not in MODELS:
@@ -118,36 +126,72 @@ def main():
             rows.append(dict(base, framework="ios", policy="import", cost_model="-", rc=rc))
             continue
         runs = [(p, "analytic") for p in args.policies.split(",")] + [("dp_parallel_merge", "measured")]
+        ios_rows = {}
         for policy, cost_model in runs:
             y = os.path.join(d, f"y_{policy}_{cost_model}.npy")
             rj = os.path.join(d, f"run_{policy}_{cost_model}.json")
             cmd = ["run", "--onnx", onnx_path, "--opt", policy, "--cost-model", cost_model, "--input",
-                   os.path.join(d, "x.npy"), "--output", y, "--check", "--json", rj, "--quiet"]
+                   os.path.join(d, "x.npy"), "--output", y, "--check", "--json", rj, "--quiet"] + extra
             rc, out = ios(args, cmd, log, args.search_timeout + 120)
             row = dict(base, framework="ios", policy=policy, cost_model=cost_model, rc=rc)
             if rc == 0 and os.path.exists(y):
                 got = np.load(y)
                 r = json.load(open(rj))
-                row.update(latency_ms=r["latency_ms"]["median"], rel_l2_vs_pytorch=rel_l2(got, ref, np),
+                row.update(latency_rounds=[r["latency_ms"]["median"]], rel_l2_vs_pytorch=rel_l2(got, ref, np),
                            argmax_match=bool(got.reshape(-1).argmax() == ref.reshape(-1).argmax()),
                            rel_l2_vs_our_cpu=r["check"]["relative_l2_error"])
             rows.append(row)
-            print(f"   {policy:18s} {cost_model:9s} rc {rc} latency {row.get('latency_ms', '-')} ms "
+            ios_rows[(policy, cost_model)] = row
+            print(f"   {policy:18s} {cost_model:9s} rc {rc} latency {row.get('latency_rounds', ['-'])[0]} ms "
                   f"rel-L2 vs PyTorch {row.get('rel_l2_vs_pytorch', '-')} argmax {row.get('argmax_match', '-')}",
                   flush=True)
         cuda_model, cuda_x = model.cuda(), x.cuda()
-        for mode in args.pytorch_modes.split(","):
+        modes = args.pytorch_modes.split(",")
+        runners = {}
+
+        def make(mode):
             torch._dynamo.reset()
-            with torch.inference_mode():
-                fn, compile_s = make_runner(cuda_model, cuda_x, mode, torch)
-                ms = timed(fn, 50, 100, 5, torch)
-                got = fn() if mode != "graph" else None
+            fn, compile_s = make_runner(cuda_model, cuda_x, mode, torch)
             row = dict(base, framework="pytorch " + torch.__version__, policy=mode, cost_model="-", rc=0,
-                       latency_ms=round(ms, 4), compile_s=round(compile_s, 1))
-            if got is not None:
-                row["rel_l2_vs_pytorch"] = rel_l2(got.float().cpu().numpy(), ref, np)
+                       compile_s=round(compile_s, 1), latency_rounds=[])
+            if mode != "graph":
+                row["rel_l2_vs_pytorch"] = rel_l2(fn().float().cpu().numpy(), ref, np)
+            runners[mode] = (fn, row)
             rows.append(row)
-            print(f"   pytorch {mode:10s} latency {ms:.3f} ms", flush=True)
+
+        with torch.inference_mode():
+            # Only the captured graph takes part in the rounds: torch.compile's CUDA-graph trees invalidate
+            # a graph captured before them (an illegal address when it is replayed), so compile runs last.
+            if "graph" in modes:
+                make("graph")
+            for rnd in range(args.rounds):
+                if rnd > 0:  # the first round's ios timings came with the checks above
+                    for (policy, cost_model), row in ios_rows.items():
+                        if cost_model != "analytic" or "latency_rounds" not in row:
+                            continue
+                        rj = os.path.join(d, f"round_{policy}.json")
+                        rc, _ = ios(args, ["run", "--onnx", onnx_path, "--opt", policy, "--cost-model", "analytic",
+                                           "--json", rj, "--quiet"] + extra, log, 300)
+                        if rc == 0:
+                            row["latency_rounds"].append(json.load(open(rj))["latency_ms"]["median"])
+                for mode, (fn, row) in runners.items():
+                    row["latency_rounds"].append(round(timed(fn, 50, 100, 5, torch), 4))
+            for mode in modes:
+                if mode != "graph":
+                    make(mode)
+                    fn, row = runners[mode]
+                    row["latency_rounds"].append(round(timed(fn, 50, 100, 5, torch), 4))
+        for row in rows:
+            if row.get("model") == name and row.get("latency_rounds"):
+                row["latency_ms"] = statistics.median(row["latency_rounds"])
+        for mode, (_, row) in runners.items():
+            print(f"   pytorch {mode:10s} latency {row['latency_ms']:.3f} ms (rounds {row['latency_rounds']})", flush=True)
+        if args.rounds > 1:
+            for (policy, cost_model), row in ios_rows.items():
+                if "latency_rounds" in row:
+                    print(f"   {policy:18s} {cost_model:9s} latency {row['latency_ms']:.3f} ms "
+                          f"(rounds {row['latency_rounds']})", flush=True)
+        del runners
         model.cpu()
     env = dict(gpu_environment(torch), torchvision=torchvision.__version__,
                ios=subprocess.run([args.ios, "--version"], capture_output=True, text=True).stdout.strip())

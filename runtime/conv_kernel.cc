@@ -244,6 +244,37 @@ KernelChoice describe(const fe::graph::Graph& g, int64_t index, bool fused) {
   return c;
 }
 
+// An engine configuration made by hand rather than offered by the heuristics: the engine with these
+// knobs set (the backend's defaults for the rest).
+struct ExploredConfig {
+  int64_t engine = 0;
+  std::unordered_map<fe::KnobType_t, int64_t> knobs;
+};
+
+constexpr char kExploredBackend[] = "graph-knobs";
+
+// Every engine of the operation graph with its default knobs, and split-K variants of each engine
+// that has the knob. The heuristics offer one setting per engine; at small outputs with long
+// reductions (DenseNet's 7x7 layers: 49 pixels, a 1152-long reduction) every offered tile leaves
+// most SMs idle while a few CTAs walk the whole reduction.
+std::vector<ExploredConfig> explored_configs(fe::graph::Graph& g) {
+  std::vector<ExploredConfig> out;
+  int64_t count = 0;
+  if (g.get_engine_count(count).is_bad()) return out;
+  for (int64_t e = 0; e < count; ++e) {
+    std::vector<fe::Knob> knobs;
+    if (g.get_knobs_for_engine(e, knobs).is_bad()) continue;  // the engine does not take this graph
+    out.push_back({e, {}});
+    for (const fe::Knob& k : knobs) {
+      if (k.type != fe::KnobType_t::SPLIT_K_SLC) continue;
+      for (int64_t v : {2, 4, 8, 16, 32})
+        if (v >= k.minValue && v <= k.maxValue && (k.stride <= 1 || (v - k.minValue) % k.stride == 0))
+          out.push_back({e, {{k.type, v}}});
+    }
+  }
+  return out;
+}
+
 // Candidate engine configurations for a graph, in heuristics order, filtered for the precision.
 Status query_candidates(fe::graph::Graph& g, const ExecConfig& config, size_t workspace_limit) {
   if (g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}).is_bad())
@@ -296,6 +327,19 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
   CHECK_FE(g->check_support(handle));
   CHECK_FE(g->build_plans(handle, fe::BuildPlanPolicy_t::ALL));
+  // Per plan index: how a hand-made configuration was made (heuristics' plans have none).
+  std::vector<std::optional<ExploredConfig>> origin(size_t(g->get_execution_plan_count()));
+  if (o.engine == ConvEngine::kGraphExhaustive) {
+    for (ExploredConfig& c : explored_configs(*g)) {
+      const bool made = g->create_execution_plan(c.engine, c.knobs).is_good();
+      origin.resize(size_t(g->get_execution_plan_count()));  // a failed query may still have added a plan
+      if (made) origin.back() = std::move(c);
+    }
+    deselect_for_precision(*g, spec.config, o.workspace_limit);  // the new configurations too
+    for (size_t i = 0; i < origin.size(); ++i)
+      if (origin[i]) (void)g->build_plan_at_index(handle, int64_t(i));  // a failed build is skipped below
+  }
+  const int max_candidates = o.engine == ConvEngine::kGraphExhaustive ? int(origin.size()) : kMaxCandidates;
   std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, fused);
   const cudaStream_t stream = stream_of(handle);
   // A residual read through strides is checked: an engine that accepted one gave wrong results (tf32,
@@ -308,7 +352,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   double best_ms = 0;
   int timed = 0;
   std::vector<std::string> seen;
-  for (int64_t i = 0; i < g->get_execution_plan_count() && timed < kMaxCandidates; ++i) {
+  for (int64_t i = 0; i < g->get_execution_plan_count() && timed < max_candidates; ++i) {
     std::string name;
     if (g->get_plan_name_at_index(i, name).is_bad()) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;  // A, B and fallback overlap
@@ -332,10 +376,17 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     });
     if (!ms) continue;
     ++timed;
+    if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s %.4f ms\n", spec.key().c_str(), name.c_str(), *ms);
     if (best < 0 || *ms < best_ms) best = i, best_ms = *ms;
   }
   RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
   KernelChoice choice = describe(*g, best, fused);
+  if (const std::optional<ExploredConfig>& made = origin[size_t(best)]) {  // replayed from what was set
+    choice.backend = kExploredBackend;
+    choice.engine = made->engine;
+    choice.knobs.clear();
+    for (const auto& [type, value] : made->knobs) choice.knobs.emplace_back(int64_t(type), value);
+  }
   choice.ms = best_ms;
   choice.candidates = timed;
   return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
@@ -356,6 +407,21 @@ Expected<std::shared_ptr<ConvKernel>> rebuild_graph(cudnnHandle_t handle, const 
     return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), i, c));
   }
   return error(ErrorCode::kNotFound, "the heuristics no longer list engine " + c.name);
+}
+
+// Rebuilds a hand-made configuration (graph-exhaustive tuning) from its engine and the knobs it set.
+Expected<std::shared_ptr<ConvKernel>> rebuild_explored(cudnnHandle_t handle, const ConvSpec& spec,
+                                                       const KernelChoice& c, size_t workspace_limit) {
+  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, c.fused));
+  std::unordered_map<fe::KnobType_t, int64_t> knobs;
+  for (const auto& [type, value] : c.knobs) knobs[fe::KnobType_t(type)] = value;
+  CHECK_FE(g->create_execution_plan(c.engine, knobs));
+  deselect_for_precision(*g, spec.config, workspace_limit);
+  CHECK_FE(g->build_plan_at_index(handle, 0));
+  std::string name;
+  RETURN_ERROR_IF(g->get_plan_name_at_index(0, name).is_bad() || name != c.name, ErrorCode::kNotFound,
+                  "engine " + std::to_string(c.engine) + " with the recorded knobs is now " + name + ", not " + c.name);
+  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), 0, c));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,12 +556,22 @@ int act_code(ir::Act a) {
 }
 
 Expected<ConvEngine> parse_conv_engine(const std::string& s) {
-  if (s == "graph") return ConvEngine::kGraph;
-  if (s == "legacy") return ConvEngine::kLegacy;
-  return error(ErrorCode::kInvalidArgument, "--conv-engine must be graph or legacy, got '" + s + "'");
+  for (ConvEngine e : {ConvEngine::kGraph, ConvEngine::kGraphExhaustive, ConvEngine::kLegacy})
+    if (s == conv_engine_name(e)) return e;
+  return error(ErrorCode::kInvalidArgument, "--conv-engine must be graph, graph-exhaustive or legacy, got '" + s + "'");
 }
 
-const char* conv_engine_name(ConvEngine e) { return e == ConvEngine::kGraph ? "graph" : "legacy"; }
+const char* conv_engine_name(ConvEngine e) {
+  switch (e) {
+    case ConvEngine::kGraph:
+      return "graph";
+    case ConvEngine::kGraphExhaustive:
+      return "graph-exhaustive";
+    case ConvEngine::kLegacy:
+      return "legacy";
+  }
+  return "graph";
+}
 
 int pointer_alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
@@ -562,8 +638,9 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
                                                         const ConvBuildOptions& o) {
   if (is_channel_affine(spec)) return std::shared_ptr<ConvKernel>(new ChannelAffineKernel(spec));
   if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
-  if (cached && cached->backend == "graph") {
-    auto k = rebuild_graph(handle, spec, *cached, o.workspace_limit);
+  if (cached && (cached->backend == "graph" || cached->backend == kExploredBackend)) {
+    auto k = cached->backend == "graph" ? rebuild_graph(handle, spec, *cached, o.workspace_limit)
+                                        : rebuild_explored(handle, spec, *cached, o.workspace_limit);
     if (k) return k;
     say(o, "recorded engine " + cached->name + " no longer builds (" + k.status().message() + "); tuning again");
   } else if (cached && cached->backend == "legacy") {

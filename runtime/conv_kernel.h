@@ -4,6 +4,8 @@
 //    candidates from heuristics A, B and the fallback list, every candidate timed on the real buffers
 //    (median of several batches after warm-up), the fastest kept; when no engine runs the fused graph,
 //    the convolution alone is tuned and bias/activation/residual run as a separate kernel.
+//    With graph-exhaustive, every engine of the operation graph with its default knobs and split-K
+//    variants are timed too (recorded as backend "graph-knobs": engine + the knobs set, replayed as such).
 //  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
 // The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
 // process builds the same engine without tuning.
@@ -27,7 +29,9 @@ int act_code(ir::Act a);
 // the choice is neither counted as a tuned engine nor recorded in the kernel cache.
 inline constexpr char kElementwiseBackend[] = "elementwise";
 
-enum class ConvEngine { kGraph, kLegacy };
+// graph: the heuristics' candidates; graph-exhaustive: also every other engine of the operation graph
+// and split-K variants (kept in the kernel cache under their own key); legacy: cudnnFind.
+enum class ConvEngine { kGraph, kGraphExhaustive, kLegacy };
 Expected<ConvEngine> parse_conv_engine(const std::string& s);
 const char* conv_engine_name(ConvEngine e);
 
