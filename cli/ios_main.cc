@@ -648,6 +648,18 @@ int cmd_validate(const GraphSource& src, const std::string& schedule_file, Repor
   const char* kind = s->is_stream_level() ? "stream-level" : "staged";
   std::fprintf(report.text(), "%s: valid %s schedule (%s), %d stages\n", schedule_file.c_str(), kind,
                s->meta.policy.c_str(), s->stage_count());
+  // Peak activation memory (fp32, batch 1) beside the sequential schedule's: what concurrency costs.
+  auto peak = [&](const ios::sched::Schedule& schedule) -> Expected<size_t> {
+    ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(*g, schedule));
+    ASSIGN_OR_RETURN(ios::sched::MemoryPlan memory, ios::sched::plan_memory(*g, plan, {}));
+    return memory.arena_bytes;
+  };
+  Expected<size_t> own = peak(*s), sequential = peak(ios::sched::sequential_schedule(*g));
+  if (!own) return fail(own.status());
+  if (!sequential) return fail(sequential.status());
+  std::fprintf(report.text(),
+               "Memory: peak activations %.1f MiB at fp32 batch 1 (sequential schedule: %.1f MiB, %.2fx)\n",
+               *own / 1048576.0, *sequential / 1048576.0, double(*own) / double(*sequential));
   report.json = {{"schedule_file", schedule_file},
                  {"valid", true},
                  {"kind", kind},
@@ -655,7 +667,9 @@ int cmd_validate(const GraphSource& src, const std::string& schedule_file, Repor
                  {"model", g->name},
                  {"stages", s->stage_count()},
                  {"latency_ms", s->meta.latency_ms},
-                 {"precision", s->meta.precision}};
+                 {"precision", s->meta.precision},
+                 {"peak_activation_bytes", *own},
+                 {"sequential_peak_activation_bytes", *sequential}};
   return report.finish();
 }
 

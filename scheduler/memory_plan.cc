@@ -121,6 +121,26 @@ std::vector<std::vector<ir::NodeId>> prefix_groups(const ir::Graph& g, const Exe
   return groups;
 }
 
+int channels_of(const ir::Graph& g, const std::vector<ir::NodeId>& producers) {
+  int c = 0;
+  for (ir::NodeId p : producers) c += g.node(p).output_shape.c;
+  return c;
+}
+
+// The longest prefix of a group whose slices are all aligned in a buffer holding just that prefix
+// (the buffer's channel count sets the strides, so shortening the group can realign it).
+size_t aligned_prefix(const ir::Graph& g, std::vector<ir::NodeId> list, const ExecConfig& config) {
+  while (list.size() >= 2) {
+    const int channels = channels_of(g, list);
+    size_t aligned = 0;
+    for (int begin = 0; aligned < list.size(); begin += g.node(list[aligned++]).output_shape.c)
+      if (!slice_aligned(config, channels, begin, g.node(list[0]).output_shape)) break;
+    if (aligned == list.size()) break;
+    list.resize(aligned);
+  }
+  return list.size();
+}
+
 // The channel slice of one buffer that holds an op's whole input: its single value, or the values of
 // its terms side by side in order. nullopt when the input is not one slice.
 std::optional<Placement> input_slice(const ir::Node& n, const std::vector<Placement>& placement) {
@@ -269,25 +289,16 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   // Concatenations read directly: the producers of a prefix group write their slices of one buffer
   // side by side, so every list of the group is a channel prefix its reader reads in place. The group
   // keeps its longest prefix whose producers can all write aligned slices.
-  for (std::vector<ir::NodeId> list :
-       options.share_concats ? prefix_groups(g, plan) : std::vector<std::vector<ir::NodeId>>{}) {
-    auto writable = [&](ir::NodeId p) {
-      return !g.node(p).is<ir::IdentityAttrs>() && may_write_in_place(ir::Value{p, 0, g.node(p).output_shape.c});
-    };
+  auto writable = [&](ir::NodeId p) {
+    return !g.node(p).is<ir::IdentityAttrs>() && may_write_in_place(ir::Value{p, 0, g.node(p).output_shape.c});
+  };
+  const auto groups = options.share_concats ? prefix_groups(g, plan) : std::vector<std::vector<ir::NodeId>>{};
+  for (std::vector<ir::NodeId> list : groups) {
     list.resize(size_t(std::find_if_not(list.begin(), list.end(), writable) - list.begin()));
-    const ir::Shape shape = list.empty() ? ir::Shape{} : g.node(list[0]).output_shape;
-    for (size_t aligned_count = list.size(); list.size() >= 2; list.resize(aligned_count)) {
-      int channels = 0, begin = 0;
-      for (ir::NodeId p : list) channels += g.node(p).output_shape.c;
-      for (aligned_count = 0; aligned_count < list.size(); ++aligned_count) {
-        if (!slice_aligned(config, channels, begin, shape)) break;
-        begin += g.node(list[aligned_count]).output_shape.c;
-      }
-      if (aligned_count == list.size()) break;
-    }
+    list.resize(aligned_prefix(g, list, config));
     if (list.size() < 2) continue;
-    int channels = 0;
-    for (ir::NodeId p : list) channels += g.node(p).output_shape.c;
+    const int channels = channels_of(g, list);
+    const ir::Shape& shape = g.node(list[0]).output_shape;
     const int buffer = new_buffer(tensor_bytes(ir::Shape{channels, shape.h, shape.w}, config));
     for (int begin = 0; ir::NodeId p : list) {
       mp.placement[size_t(p)] = Placement{buffer, channels, begin};

@@ -140,6 +140,9 @@ TEST(CliJson, ValidateReportsTheScheduleAsJson) {
   EXPECT_TRUE(j.value("valid", false));
   EXPECT_EQ(j.value("kind", ""), "staged");
   EXPECT_GT(j.value("stages", 0), 0);
+  // IOS-Both's concurrent stages keep more activations live than one op at a time does.
+  EXPECT_GE(j.value("peak_activation_bytes", size_t{0}), j.value("sequential_peak_activation_bytes", size_t{1}));
+  EXPECT_GT(j.value("sequential_peak_activation_bytes", size_t{0}), size_t{0});
 }
 
 TEST(Cli, ShowListsAScheduleFilesStages) {
