@@ -75,6 +75,17 @@ Expected<void*> Context::workspace(int stream, size_t bytes) {
   return workspace_[size_t(stream)].get();
 }
 
+Status Context::flush_l2(cudaStream_t stream) {
+  if (!l2_flush_.get()) {
+    int l2 = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
+    l2_flush_bytes_ = 2 * size_t(std::max(l2, 1 << 20));
+    ASSIGN_OR_RETURN(l2_flush_, device_alloc(l2_flush_bytes_));
+  }
+  CHECK_CUDA(cudaMemsetAsync(l2_flush_.get(), 0, l2_flush_bytes_, stream));
+  return Status::ok();
+}
+
 Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
   std::lock_guard<std::mutex> lock(kernels_mutex_);
   const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);

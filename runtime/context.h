@@ -43,6 +43,8 @@ class Context {
   Status ensure_streams(int count);
   // The workspace of `stream`, at least `bytes` large.
   Expected<void*> workspace(int stream, size_t bytes);
+  // Evicts the L2 cache on `stream`: writes a buffer twice its size (allocated on first use).
+  Status flush_l2(cudaStream_t stream);
 
   // The convolution kernel for `spec`: built once per context; tuned on `buffers` unless the cache
   // file has a choice for it.
@@ -73,6 +75,8 @@ class Context {
   std::vector<CudnnHandle> cudnn_;
   std::vector<CublasHandle> cublas_;
   std::vector<DeviceMemory> cublas_workspace_, workspace_, retired_;
+  DeviceMemory l2_flush_;
+  size_t l2_flush_bytes_ = 0;
   std::vector<size_t> workspace_size_;
 };
 

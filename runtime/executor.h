@@ -95,6 +95,7 @@ class Executor {
   Expected<Timing> time(int warmup, int iterations) { return time(TimingOptions{warmup, 0, iterations, 0}); }
   // The measured cost model's timing (sched::StageTimingRule): warm-up replays, then rounds of
   // back-to-back replays between events until the rule is satisfied; the per-replay mean of each round.
+  // With rule.cold_l2, each replay follows an L2 flush and is timed alone.
   Expected<std::vector<double>> time_rounds(const sched::StageTimingRule& rule);
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan
@@ -109,6 +110,7 @@ class Executor {
   struct Impl;
 
  private:
+  Expected<std::vector<double>> time_cold_rounds(const sched::StageTimingRule& rule);
   explicit Executor(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

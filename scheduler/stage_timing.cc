@@ -12,22 +12,37 @@ std::string StageTimingRule::describe() const {
   else
     std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d-%d rounds until spread <= %.0f%%", warmup,
                   number, min_rounds, max_rounds, tolerance * 100);
-  return text;
+  return std::string(text) + (cold_l2 ? ", L2 flushed before each replay" : "");
 }
 
-Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
-  if (text == "adaptive") return StageTimingRule{};
-  if (text == "ios") return StageTimingRule::ios();
+namespace {
+
+// The rule named by `base` (a name or a tuple); errors quote the whole flag value `text`.
+Expected<StageTimingRule> parse_rule(const std::string& base, const std::string& text) {
+  if (base == "adaptive") return StageTimingRule{};
+  if (base == "ios") return StageTimingRule::ios();
   StageTimingRule r;
   char tail = 0;
-  const int read = std::sscanf(text.c_str(), "%d/%d/%d-%d/%lf%c", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds,
+  const int read = std::sscanf(base.c_str(), "%d/%d/%d-%d/%lf%c", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds,
                                &r.tolerance, &tail);
   RETURN_ERROR_IF(read != 5, ErrorCode::kInvalidArgument,
-                  "--stage-timing must be adaptive, ios or W/N/MIN-MAX/TOL (e.g. 1/2/3-6/0.05), got '" + text + "'");
+                  "--stage-timing must be adaptive, ios or W/N/MIN-MAX/TOL (e.g. 1/2/3-6/0.05), optionally followed by "
+                  "',cold-l2', got '" +
+                      text + "'");
   RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
                       r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0),
                   ErrorCode::kInvalidArgument,
                   "--stage-timing '" + text + "': need 0 <= W, 1 <= N, 1 <= MIN <= MAX <= 1000, TOL >= 0");
+  return r;
+}
+
+}  // namespace
+
+Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
+  static const std::string kCold = ",cold-l2";
+  const bool cold = text.size() >= kCold.size() && text.compare(text.size() - kCold.size(), kCold.size(), kCold) == 0;
+  ASSIGN_OR_RETURN(StageTimingRule r, parse_rule(cold ? text.substr(0, text.size() - kCold.size()) : text, text));
+  r.cold_l2 = cold;
   return r;
 }
 

@@ -20,12 +20,17 @@ struct StageTimingRule {
   int min_rounds = 3;
   int max_rounds = 6;
   double tolerance = 0.05;
+  // Each replay after an L2 flush, timed alone (the round is the mean of its replays). Replayed back to
+  // back, a stage finds its weights in the L2; inside the network they were evicted by the stages
+  // before it whenever the network's weights exceed the L2.
+  bool cold_l2 = false;
 
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0}; }
   std::string describe() const;  // "warmup 1, 3 replays per round, 3-8 rounds until spread <= 3%"
 };
 
-// "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/2/3-6/0.05").
+// "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/2/3-6/0.05"), each optionally
+// followed by ",cold-l2".
 Expected<StageTimingRule> parse_stage_timing(const std::string& text);
 
 double median_of(std::vector<double> values);

@@ -462,6 +462,30 @@ TEST(GpuRuntime, MeasuredCostModelUploadsEachWeightOnceAndFollowsTheStopRule) {
   EXPECT_EQ(t.replays, 3 * 1 + t.rounds * 2);
 }
 
+// A batch-1 linear layer with 38 MB of weights is bound by reading them: replayed back to back they stay
+// in the L2 (50 MB on the H100); flushed before each replay they come from memory.
+TEST(GpuRuntime, ColdL2StageTimingSeesTheWeightsComeFromMemory) {
+  SKIP_WITHOUT_GPU();
+  ir::GraphBuilder gb("weights_bound", {1024, 3, 3});
+  gb.begin_block();
+  gb.end_block(gb.linear(gb.input(), ir::LinearAttrs{1024, true, ir::Act::kNone}));
+  const ir::Graph g = *gb.build();
+  const sched::Stage conv{sched::StageKind::kConcurrent, {{1}}};
+  double ms[2] = {0, 0};
+  for (bool cold : {false, true}) {
+    MeasuredCostModel::Params params;
+    params.rule = sched::StageTimingRule{2, 4, 5, 5, 0.0};
+    params.rule.cold_l2 = cold;
+    MeasuredCostModel model(g, params, context_for(ExecConfig{}));
+    auto t = model.stage_latency_ms(g, conv, 1);
+    ASSERT_TRUE(t) << t.status().to_string();
+    ms[cold] = *t;
+    EXPECT_EQ(model.stats().rounds, 5);
+  }
+  std::printf("[l2] weights-bound conv: warm %.4f ms, cold %.4f ms\n", ms[0], ms[1]);
+  EXPECT_GT(ms[1], ms[0]);
+}
+
 // Executors on one store share weights by op and step: a plan that merges convolutions and one that
 // does not, built on the same store (merged and single weights side by side), both match the CPU.
 TEST(GpuRuntime, ExecutorsOnOneStoreMatchTheReferenceWithMergedAndSingleWeights) {

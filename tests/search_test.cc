@@ -58,7 +58,14 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   EXPECT_EQ(t->min_rounds, 2);
   EXPECT_EQ(t->max_rounds, 10);
   EXPECT_DOUBLE_EQ(t->tolerance, 0.05);
-  for (const char* bad : {"", "fast", "1/3/3-8", "1/0/3-8/0.1", "1/3/5-2/0.1", "1/3/3-8/-1", "1/3/3-8/0.1x"}) {
+  EXPECT_FALSE(t->cold_l2);
+  auto cold = parse_stage_timing("ios,cold-l2");
+  ASSERT_TRUE(cold);
+  EXPECT_TRUE(cold->cold_l2);
+  EXPECT_EQ(cold->max_rounds, StageTimingRule::ios().max_rounds);
+  EXPECT_NE(cold->describe().find("L2 flushed"), std::string::npos);
+  for (const char* bad : {"", "fast", "1/3/3-8", "1/0/3-8/0.1", "1/3/5-2/0.1", "1/3/3-8/-1", "1/3/3-8/0.1x", ",cold-l2",
+                          "fast,cold-l2", "adaptive,cold-l2,cold-l2"}) {
     auto r = parse_stage_timing(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.status().message().find("--stage-timing"), std::string::npos) << r.status().message();
