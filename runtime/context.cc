@@ -111,7 +111,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   const bool tuned_engine = c.backend != kElementwiseBackend;
   if (tuned_engine) ++(cached && *cached == c ? stats_.from_file : stats_.tuned);
   stats_.fused += c.fused;
-  stats_.legacy += c.backend == "legacy";
+  stats_.legacy += c.backend == kLegacyBackend;
   if (tuned_engine && !(cached && *cached == c)) cache_.put(key, c);
   kernels_.emplace(key, k);
   return k;

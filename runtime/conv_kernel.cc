@@ -232,7 +232,7 @@ void deselect_for_precision(fe::graph::Graph& g, const ExecConfig& c, size_t wor
 
 KernelChoice describe(const fe::graph::Graph& g, int64_t index, bool fused) {
   KernelChoice c;
-  c.backend = "graph";
+  c.backend = kGraphBackend;
   c.fused = fused;
   std::unordered_map<fe::KnobType_t, int64_t> knobs;
   if (g.get_engine_and_knobs_at_index(index, c.engine, knobs).is_good())
@@ -251,12 +251,10 @@ struct ExploredConfig {
   std::unordered_map<fe::KnobType_t, int64_t> knobs;
 };
 
-constexpr char kExploredBackend[] = "graph-knobs";
-
 // Every engine of the operation graph with its default knobs, and split-K variants of each engine
-// that has the knob. The heuristics offer one setting per engine; at small outputs with long
-// reductions (DenseNet's 7x7 layers: 49 pixels, a 1152-long reduction) every offered tile leaves
-// most SMs idle while a few CTAs walk the whole reduction.
+// that has the knob: the heuristics leave engines out and offer one knob setting per engine, and at
+// small outputs with long reductions (DenseNet's 7x7 layers: 49 pixels, a 1152-long reduction) the
+// offered tiles leave most SMs idle (no fp32 engine on the H100 has the split-K knob for them).
 std::vector<ExploredConfig> explored_configs(fe::graph::Graph& g) {
   std::vector<ExploredConfig> out;
   int64_t count = 0;
@@ -459,7 +457,7 @@ class LegacyConvKernel : public ConvKernel {
           p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH)
         continue;
       KernelChoice c;
-      c.backend = "legacy";
+      c.backend = kLegacyBackend;
       c.engine = p.algo;
       c.knobs = {{0, int64_t(p.mathType)}};
       c.name = "legacy_algo" + std::to_string(int(p.algo));
@@ -525,7 +523,7 @@ Expected<std::shared_ptr<ConvKernel>> build_legacy(cudnnHandle_t handle, const C
                                                    void* workspace, const std::optional<KernelChoice>& cached,
                                                    const ConvBuildOptions& o) {
   ASSIGN_OR_RETURN(auto k, LegacyConvKernel::create(spec));
-  if (cached && cached->backend == "legacy") {
+  if (cached && cached->backend == kLegacyBackend) {
     RETURN_IF_ERROR(k->use(*cached));
   } else {
     RETURN_IF_ERROR(k->tune(handle, b, workspace, o.workspace_limit));
@@ -638,12 +636,12 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
                                                         const ConvBuildOptions& o) {
   if (is_channel_affine(spec)) return std::shared_ptr<ConvKernel>(new ChannelAffineKernel(spec));
   if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
-  if (cached && (cached->backend == "graph" || cached->backend == kExploredBackend)) {
-    auto k = cached->backend == "graph" ? rebuild_graph(handle, spec, *cached, o.workspace_limit)
-                                        : rebuild_explored(handle, spec, *cached, o.workspace_limit);
+  if (cached && (cached->backend == kGraphBackend || cached->backend == kExploredBackend)) {
+    auto k = cached->backend == kGraphBackend ? rebuild_graph(handle, spec, *cached, o.workspace_limit)
+                                              : rebuild_explored(handle, spec, *cached, o.workspace_limit);
     if (k) return k;
     say(o, "recorded engine " + cached->name + " no longer builds (" + k.status().message() + "); tuning again");
-  } else if (cached && cached->backend == "legacy") {
+  } else if (cached && cached->backend == kLegacyBackend) {
     return build_legacy(handle, spec, b, workspace, cached, o);
   }
   auto fused = tune_graph(handle, spec, b, workspace, true, o);

@@ -758,7 +758,7 @@ KernelReport Executor::kernel_report() const {
       ++r.engines[c.name];
       ++r.convs;
       r.fused += c.fused;
-      r.legacy += c.backend == "legacy";
+      r.legacy += c.backend == kLegacyBackend;
       if (st.residual) ++(c.fused ? r.sums_in_conv : r.sums_in_epilogue);
     }
   r.concat_inputs_in_place = impl_->memory.terms_in_place;

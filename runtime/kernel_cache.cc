@@ -42,7 +42,8 @@ KernelChoice from_json(const json& j) {
   constexpr int64_t kMax = int64_t{1} << 62;
   KernelChoice c;
   c.backend = value(json_string(field("backend"), "'backend'"));
-  if (c.backend != "graph" && c.backend != "legacy") throw std::invalid_argument("unknown backend " + c.backend);
+  if (c.backend != kGraphBackend && c.backend != kExploredBackend && c.backend != kLegacyBackend)
+    throw std::invalid_argument("unknown backend " + c.backend);
   c.engine = value(json_integer(field("engine"), "'engine'", 0, kMax));
   const json& knobs = field("knobs");
   if (!knobs.is_array()) throw std::invalid_argument("'knobs' must be an array");

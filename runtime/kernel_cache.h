@@ -16,15 +16,21 @@
 
 namespace ios::rt {
 
+// How a recorded choice is rebuilt: an engine configuration the cudnn-frontend heuristics list (found
+// again by name), one made from an engine id and the knobs set (exhaustive tuning), or a legacy algorithm.
+inline constexpr char kGraphBackend[] = "graph";
+inline constexpr char kExploredBackend[] = "graph-knobs";
+inline constexpr char kLegacyBackend[] = "legacy";
+
 struct KernelChoice {
-  std::string backend;  // "graph" (cudnn-frontend engine + knobs) or "legacy" (cudnnConvolutionFwdAlgo_t)
-  int64_t engine = -1;  // graph: engine id; legacy: algorithm enum
-  std::vector<std::pair<int64_t, int64_t>> knobs;  // graph: (knob type, value); legacy: {(0, math type)}
-  std::string name;     // engine tag as cuDNN names it, for reports
-  bool fused = false;   // bias and activation run inside the engine
-  double ms = 0;        // median time measured while tuning
+  std::string backend;                             // kGraphBackend, kExploredBackend or kLegacyBackend
+  int64_t engine = -1;                             // graph: engine id; legacy: algorithm enum
+  std::vector<std::pair<int64_t, int64_t>> knobs;  // graph(-knobs): (knob type, value); legacy: {(0, math type)}
+  std::string name;                                // engine tag as cuDNN names it, for reports
+  bool fused = false;                              // bias and activation run inside the engine
+  double ms = 0;                                   // median time measured while tuning
   int64_t workspace = 0;
-  int candidates = 0;   // how many engines were timed
+  int candidates = 0;  // how many engines were timed
   bool operator==(const KernelChoice&) const = default;
 };
 

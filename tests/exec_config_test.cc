@@ -165,14 +165,21 @@ class KernelCacheFile : public ::testing::Test {
   }
 };
 
-TEST_F(KernelCacheFile, RoundTripsEveryField) {
+TEST_F(KernelCacheFile, RoundTripsEveryFieldOfEveryBackend) {
   rt::KernelCache a("H100|132");
-  a.put("conv-key", choice());
+  for (const char* backend : {rt::kGraphBackend, rt::kExploredBackend, rt::kLegacyBackend}) {
+    rt::KernelChoice c = choice();
+    c.backend = backend;
+    a.put(backend, c);
+  }
   ASSERT_TRUE(a.save(path).is_ok());
   rt::KernelCache b("H100|132");
   EXPECT_EQ(b.load(path), "");
-  ASSERT_TRUE(b.find("conv-key"));
-  EXPECT_EQ(*b.find("conv-key"), choice());
+  for (const char* backend : {rt::kGraphBackend, rt::kExploredBackend, rt::kLegacyBackend}) {
+    ASSERT_TRUE(b.find(backend)) << backend;
+    EXPECT_EQ(b.find(backend)->backend, backend);
+    EXPECT_EQ(b.find(backend)->knobs, choice().knobs);
+  }
   EXPECT_FALSE(b.dirty());
 }
 

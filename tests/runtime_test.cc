@@ -264,19 +264,20 @@ std::vector<std::string> engine_lines(const std::string& out) {
 
 TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
   SKIP_WITHOUT_GPU();
-  const std::string file = ::testing::TempDir() + "/ios_kernel_cache_test.json";
-  std::filesystem::remove(file);
-  const std::string args =
-      "run --model squeezenet --opt sequential --precision fp16 --iters 5 --warmup 1 "
-      "--verbose --check --kernel-cache " +
-      file;
-  const std::string first = run_ios(args), second = run_ios(args);
-  std::printf("%s\n%s\n", first.c_str(), second.c_str());
-  EXPECT_NE(first.find("from the kernel cache file 0"), std::string::npos) << first;
-  EXPECT_NE(second.find("engines tuned 0,"), std::string::npos) << second;
-  EXPECT_FALSE(engine_lines(first).empty());
-  EXPECT_EQ(engine_lines(first), engine_lines(second));
-  EXPECT_NE(second.find("PASS"), std::string::npos);
+  // Heuristics' engines (fp16) and hand-made ones replayed from engine + knobs (exhaustive, fp32).
+  for (const char* flags : {"--precision fp16", "--precision fp32 --conv-engine graph-exhaustive"}) {
+    const std::string file = ::testing::TempDir() + "/ios_kernel_cache_test.json";
+    std::filesystem::remove(file);
+    const std::string args = std::string("run --model squeezenet --opt sequential --iters 5 --warmup 1 ") + flags +
+                             " --verbose --check --kernel-cache " + file;
+    const std::string first = run_ios(args), second = run_ios(args);
+    std::printf("%s\n%s\n", first.c_str(), second.c_str());
+    EXPECT_NE(first.find("from the kernel cache file 0"), std::string::npos) << first;
+    EXPECT_NE(second.find("engines tuned 0,"), std::string::npos) << second;
+    EXPECT_FALSE(engine_lines(first).empty());
+    EXPECT_EQ(engine_lines(first), engine_lines(second));
+    EXPECT_NE(second.find("PASS"), std::string::npos);
+  }
 }
 
 TEST(GpuKernelCache, ACorruptFileIsIgnoredWithAWarning) {
