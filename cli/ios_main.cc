@@ -269,7 +269,7 @@ struct OptimizeArgs {
   std::string cost_model = "auto";
   std::string precision = "fp32";
   std::string layout = "auto";
-  std::string conv_engine = "graph";
+  std::string conv_engine = "auto";
   std::string kernel_cache;
   bool verbose = false;
   std::string out;
@@ -296,9 +296,9 @@ struct OptimizeArgs {
     cmd->add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores, else nchw)")
         ->capture_default_str();
     cmd->add_option("--conv-engine", conv_engine,
-                    "graph (cudnn-frontend, the heuristics' candidates autotuned) | graph-exhaustive (also every other "
-                    "engine and "
-                    "split-K variants: slower tuning, kept in the kernel cache) | legacy (cudnnFind)")
+                    "auto (graph-exhaustive for strict fp32, graph otherwise) | graph (cudnn-frontend, the heuristics' "
+                    "candidates autotuned) | graph-exhaustive (also every other engine and split-K variants: slower "
+                    "tuning, kept in the kernel cache) | legacy (cudnnFind)")
         ->capture_default_str();
     kernel_cache = default_kernel_cache();
     cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")

@@ -24,7 +24,8 @@ void CommonArgs::add_to(CLI::App& app) {
   app.add_option("--cost-model", cost_model, "auto | measured | analytic");
   app.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16")->capture_default_str();
   app.add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores)")->capture_default_str();
-  app.add_option("--conv-engine", conv_engine, "graph (cudnn-frontend, autotuned) | graph-exhaustive | legacy")
+  app.add_option("--conv-engine", conv_engine,
+                 "auto (graph-exhaustive for strict fp32, else graph) | graph | graph-exhaustive | legacy")
       ->capture_default_str();
   kernel_cache = rt::default_kernel_cache_path();
   app.add_option("--kernel-cache", kernel_cache, "tuned-engine file (none: not persisted)")->capture_default_str();

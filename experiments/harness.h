@@ -25,7 +25,7 @@ struct CommonArgs {
   std::string cost_model = "auto";  // measured with a GPU, else analytic
   std::string precision = "fp32";   // fp32 | tf32 | fp16 | bf16
   std::string layout = "auto";      // nchw | nhwc | auto
-  std::string conv_engine = "graph";
+  std::string conv_engine = "auto";
   std::string kernel_cache;  // empty: the default file; "none": not persisted
   bool verbose = false;
   std::string randwire_graphs = "../shared/ios_randwire_graphs";

@@ -21,7 +21,9 @@ std::string kernel_environment() {
 
 Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options) {
   RETURN_IF_ERROR(require_gpu());
-  std::shared_ptr<Context> c(new Context(options, kernel_environment()));
+  ContextOptions resolved = options;
+  resolved.conv_engine = resolve_conv_engine(options.conv_engine, options.dtype, options.math);
+  std::shared_ptr<Context> c(new Context(resolved, kernel_environment()));
   CHECK_CUDA(cudaGetDevice(&c->device_));
   if (!options.kernel_cache_path.empty()) {
     c->cache_warning_ = c->cache_.load(options.kernel_cache_path);

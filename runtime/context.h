@@ -21,7 +21,7 @@ namespace ios::rt {
 struct ContextOptions {
   DataType dtype = DataType::kF32;
   MathMode math = MathMode::kStrict;
-  ConvEngine conv_engine = ConvEngine::kGraph;
+  ConvEngine conv_engine = ConvEngine::kAuto;  // resolved for dtype and math when the context is made
   std::string kernel_cache_path;               // empty: choices are kept for this process only
   bool verbose = false;                        // report engine choices and fallbacks on stderr
   size_t workspace_limit = size_t{256} << 20;  // per convolution engine

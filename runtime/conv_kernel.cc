@@ -554,13 +554,21 @@ int act_code(ir::Act a) {
 }
 
 Expected<ConvEngine> parse_conv_engine(const std::string& s) {
-  for (ConvEngine e : {ConvEngine::kGraph, ConvEngine::kGraphExhaustive, ConvEngine::kLegacy})
+  for (ConvEngine e : {ConvEngine::kAuto, ConvEngine::kGraph, ConvEngine::kGraphExhaustive, ConvEngine::kLegacy})
     if (s == conv_engine_name(e)) return e;
-  return error(ErrorCode::kInvalidArgument, "--conv-engine must be graph, graph-exhaustive or legacy, got '" + s + "'");
+  return error(ErrorCode::kInvalidArgument,
+               "--conv-engine must be auto, graph, graph-exhaustive or legacy, got '" + s + "'");
+}
+
+ConvEngine resolve_conv_engine(ConvEngine e, DataType dtype, MathMode math) {
+  if (e != ConvEngine::kAuto) return e;
+  return dtype == DataType::kF32 && math == MathMode::kStrict ? ConvEngine::kGraphExhaustive : ConvEngine::kGraph;
 }
 
 const char* conv_engine_name(ConvEngine e) {
   switch (e) {
+    case ConvEngine::kAuto:
+      return "auto";
     case ConvEngine::kGraph:
       return "graph";
     case ConvEngine::kGraphExhaustive:
