@@ -589,8 +589,7 @@ int cmd_optimize(OptimizeArgs& a) {
   std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
-    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() +
-                 (a.stage_timing.cold_l2 ? "|cold-l2" : "");
+    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.stage_timing.cache_tag();
 #endif
   if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
   ios::sched::StageCache cache(**model, cache_key);

@@ -151,9 +151,8 @@ struct Session::Impl {
     }
     ExecConfig c = base;
     c.batch = batch;
-    m.cache =
-        std::make_unique<sched::StageCache>(*m.inner, g.name + "|" + c.key() + "|" + sched::StageCache::kKeyFormat +
-                                                          (args.stage_timing.cold_l2 ? "|cold-l2" : ""));
+    m.cache = std::make_unique<sched::StageCache>(
+        *m.inner, g.name + "|" + c.key() + "|" + sched::StageCache::kKeyFormat + args.stage_timing.cache_tag());
     return m;
   }
 };

@@ -11,6 +11,12 @@ In cat(std::initializer_list<In> parts) {
   return In(std::move(terms));
 }
 
+In cat(const std::vector<Value>& values) {
+  Inputs terms;
+  for (const Value& v : values) terms.push_back({v});
+  return In(std::move(terms));
+}
+
 GraphBuilder::GraphBuilder(std::string name, Shape input_shape) {
   graph_.name = std::move(name);
   Node in;

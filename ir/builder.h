@@ -29,6 +29,7 @@ In add(std::initializer_list<Value> values);
 In add(const std::vector<Value>& values);
 // Concatenation of the inputs' terms, in order.
 In cat(std::initializer_list<In> parts);
+In cat(const std::vector<Value>& values);  // one term per value
 
 class GraphBuilder {
  public:

@@ -21,24 +21,18 @@ Value affine_relu(GraphBuilder& g, In in, int channels) {
   return g.conv(std::move(in), Conv(channels).grouped(channels).act(Act::kRelu));
 }
 
-// The block's concatenation so far: its input, then every layer's output.
-In concatenation(const std::vector<Value>& features) {
-  Inputs terms;
-  for (const Value& v : features) terms.push_back({v});
-  return In(std::move(terms));
-}
-
 int channels_of(const std::vector<Value>& features) {
   int c = 0;
   for (const Value& v : features) c += v.channels();
   return c;
 }
 
-// The dense layers of one block; returns every feature the block concatenates.
+// The dense layers of one block; returns every feature the block concatenates (its input, then every
+// layer's output).
 std::vector<Value> dense_block(GraphBuilder& g, Value input, int layers) {
   std::vector<Value> features = {input};
   for (int i = 0; i < layers; ++i) {
-    Value v = affine_relu(g, concatenation(features), channels_of(features));
+    Value v = affine_relu(g, cat(features), channels_of(features));
     v = g.conv(v, Conv(kBottleneck));
     features.push_back(g.conv(v, Conv(kGrowth).kernel(3).pad(1).bias(false).act(Act::kNone)));
   }
@@ -47,7 +41,7 @@ std::vector<Value> dense_block(GraphBuilder& g, Value input, int layers) {
 
 Value transition(GraphBuilder& g, const std::vector<Value>& features) {
   const int channels = channels_of(features);
-  Value v = affine_relu(g, concatenation(features), channels);
+  Value v = affine_relu(g, cat(features), channels);
   v = g.conv(v, Conv(channels / 2).bias(false).act(Act::kNone));
   return g.pool(v, AvgPool(2).stride(2));
 }
@@ -67,7 +61,7 @@ Expected<Graph> densenet121() {
   }
   g.begin_block();
   const std::vector<Value> features = dense_block(g, v, 16);
-  v = affine_relu(g, concatenation(features), channels_of(features));
+  v = affine_relu(g, cat(features), channels_of(features));
   g.end_block(v);
   g.begin_block();
   v = g.pool(v, GlobalAvgPool());

@@ -26,7 +26,11 @@ struct StageTimingRule {
   bool cold_l2 = false;
 
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0}; }
-  std::string describe() const;  // "warmup 1, 3 replays per round, 3-8 rounds until spread <= 3%"
+  std::string describe() const;
+  // What the rule adds to a stage-cache file key: cold-L2 timings are other numbers than warm ones.
+  std::string cache_tag() const {
+    return cold_l2 ? "|cold-l2" : "";
+  }  // "warmup 1, 3 replays per round, 3-8 rounds until spread <= 3%"
 };
 
 // "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/2/3-6/0.05"), each optionally

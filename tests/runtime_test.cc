@@ -322,11 +322,11 @@ TEST(GpuRuntime, DenseLayersReadingPrefixesOfOneSharedBufferMatchTheReference) {
     auto want = reference::run_all(g, w, in, {true});
     ASSERT_TRUE(want);
     SKIP_WITHOUT_GPU();
-    for (sched::Policy policy : {sched::Policy::kSequential, sched::Policy::kDpBoth})
+    for (sched::Policy policy : {sched::Policy::kSequential, sched::Policy::kDpBoth}) {
+      auto plan = analytic_plan(g, policy, sched::ExecMode::kStaged);
+      ASSERT_TRUE(plan);
       for (const std::string& precision : kPrecisions)
         for (const char* layout : {"nchw", "nhwc"}) {
-          auto plan = analytic_plan(g, policy, sched::ExecMode::kStaged);
-          ASSERT_TRUE(plan);
           ExecutorOptions eo;
           eo.config = config_of(precision, layout, batch);
           eo.context = context_for(eo.config);
@@ -343,6 +343,7 @@ TEST(GpuRuntime, DenseLayersReadingPrefixesOfOneSharedBufferMatchTheReference) {
                       sched::policy_flag_name(policy).c_str(), eo.config.key().c_str(), err, k.concat_inputs_in_place,
                       k.concat_inputs_copied);
         }
+    }
   }
 }
 

@@ -53,13 +53,8 @@ inline ir::Graph dense_block(int layers = 4, int growth = 8, int channels = 8, i
   ir::GraphBuilder g("dense_block", {channels, size, size});
   g.begin_block();
   std::vector<ir::Value> features = {g.conv(g.input(), ir::Conv(channels).kernel(3).pad(1))};
-  auto concatenation = [&] {
-    ir::Inputs terms;
-    for (const ir::Value& v : features) terms.push_back({v});
-    return ir::In(std::move(terms));
-  };
-  for (int i = 0; i < layers; ++i) features.push_back(g.conv(concatenation(), ir::Conv(growth).kernel(3).pad(1)));
-  g.end_block(g.conv(concatenation(), ir::Conv(channels)));
+  for (int i = 0; i < layers; ++i) features.push_back(g.conv(ir::cat(features), ir::Conv(growth).kernel(3).pad(1)));
+  g.end_block(g.conv(ir::cat(features), ir::Conv(channels)));
   return *g.build();
 }
 
