@@ -321,6 +321,10 @@ struct OptimizeArgs {
                     "DP transitions one part may consider; a part past it is split in halves (noted)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    cmd->add_option("--memory-budget", options.memory_budget,
+                    "DP: a stage's live activations at most this multiple of the sequential schedule's peak "
+                    "(0: no limit)")
+        ->capture_default_str();
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
@@ -396,9 +400,11 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
   if (is_dp(policy))
     std::fprintf(out,
                  "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
-                 "Transitions: %lld | Stages asked by the search: %lld | ",
+                 "Transitions: %lld (%lld over the memory budget of %.2fx sequential) | Stages asked by the search: "
+                 "%lld | ",
                  r.parts, r.parts_reused, a.options.extra_models.size() + 1, static_cast<long long>(r.stats.states),
-                 static_cast<long long>(r.stats.transitions), static_cast<long long>(r.stats.stages_costed));
+                 static_cast<long long>(r.stats.transitions), static_cast<long long>(r.stats.memory_skipped),
+                 a.options.memory_budget, static_cast<long long>(r.stats.stages_costed));
   if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
     std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), plan.streams);
   } else {
@@ -434,7 +440,9 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                {"states", r.stats.states},
                {"transitions", r.stats.transitions},
                {"stages_asked", r.stats.stages_costed},
-               {"budget_splits", r.stats.budget_splits}};
+               {"budget_splits", r.stats.budget_splits},
+               {"memory_budget", a.options.memory_budget},
+               {"memory_skipped", r.stats.memory_skipped}};
   j["cost_model"] = {{"name", cache.name()}, {"stages_costed", cache.misses()}, {"stage_cache_hits", cache.hits()}};
   j["memory"] = {{"peak_activation_bytes", memory.arena_bytes},
                  {"no_reuse_bytes", memory.no_reuse_bytes},

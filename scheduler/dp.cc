@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -28,7 +29,7 @@ struct MaskHash {
 class PartDp {
  public:
   PartDp(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options, CostModel* model,
-         DpStats* stats)
+         DpStats* stats, const LiveMemoryModel* memory = nullptr)
       : g_(g), ops_(part), options_(options), model_(model), stats_(stats) {
     std::sort(ops_.begin(), ops_.end());
     n_ = static_cast<int>(ops_.size());
@@ -50,11 +51,15 @@ class PartDp {
         if (succ_[size_t(i)] & bit(j)) desc_[size_t(i)] |= desc_[size_t(j)];
     }
     build_chains();
+    if (memory && options.memory_budget > 0 && n_ > 0) build_memory(*memory, local);
   }
 
   Status solve(std::vector<Stage>& out) {
     const Mask all = n_ == kMaxPart ? ~Mask{0} : (bit(n_) - 1);
     ASSIGN_OR_RETURN(double best, dp(all));
+    // Unreachable with a budget of at least 1x: running the ops one by one in id order stays within it.
+    RETURN_ERROR_IF(std::isinf(best), ErrorCode::kInvalidArgument,
+                    "no schedule of a part of " + std::to_string(n_) + " ops fits the memory budget (raise it)");
     stats_->latency_ms += best;
     std::vector<Stage> reversed;
     for (Mask s = all; s != 0;) {
@@ -132,6 +137,70 @@ class PartDp {
     Mask ending;
     bool merge;
   };
+
+  // The part's view of LiveMemoryModel: what each local op writes and who reads it, plus the values of
+  // earlier parts that are still live.
+  struct PartMemory {
+    int64_t budget = 0;                              // elements; 0: no limit
+    int64_t through = 0;                             // earlier values read after the part: live throughout
+    std::vector<int64_t> own;                        // per local op: its output's elements
+    std::vector<int64_t> scratch;                    // per local op: its scratch while it runs
+    std::vector<Mask> readers;                       // per local op: its readers in the part
+    std::vector<bool> escapes;                       // read after the part, or the network's output
+    std::vector<std::pair<int64_t, Mask>> incoming;  // earlier values only this part still reads: readers
+  };
+
+  void build_memory(const LiveMemoryModel& m, const std::map<ir::NodeId, int>& local) {
+    PartMemory& pm = memory_;
+    pm.budget = static_cast<int64_t>(std::ceil(options_.memory_budget * double(m.sequential_peak())));
+    pm.own.assign(size_t(n_), 0);
+    pm.scratch.assign(size_t(n_), 0);
+    pm.readers.assign(size_t(n_), 0);
+    pm.escapes.assign(size_t(n_), false);
+    const ir::NodeId first = ops_[0];
+    for (size_t v = 0; v < m.nodes(); ++v) {
+      const auto id = static_cast<ir::NodeId>(v);
+      const auto self = local.find(id);
+      if (self == local.end() && !m.runs_before(id, first)) continue;  // a later part's value
+      Mask readers = 0;
+      bool later = m.is_output(id);
+      for (ir::NodeId c : m.consumers(id)) {
+        const auto it = local.find(c);
+        if (it != local.end()) {
+          readers |= bit(it->second);
+        } else if (!m.runs_before(c, first)) {
+          later = true;
+        }
+      }
+      if (self != local.end()) {
+        pm.own[size_t(self->second)] = m.elements(id);
+        pm.scratch[size_t(self->second)] = m.scratch(id);
+        pm.readers[size_t(self->second)] = readers;
+        pm.escapes[size_t(self->second)] = later;
+      } else if (later) {
+        pm.through += m.elements(id);
+      } else if (readers) {
+        pm.incoming.emplace_back(m.elements(id), readers);
+      }
+    }
+  }
+
+  // Live elements while ending t of s runs: ops of s - t are done, t's are writing.
+  bool over_memory_budget(Mask s, Mask t) const {
+    const PartMemory& pm = memory_;
+    if (pm.budget == 0) return false;
+    const Mask pending = ~(s & ~t);
+    int64_t live = pm.through;
+    for (int i = 0; i < n_; ++i) {
+      if (!(s & bit(i))) continue;
+      const bool running = t & bit(i);
+      if (running || pm.escapes[size_t(i)] || (pm.readers[size_t(i)] & pending)) live += pm.own[size_t(i)];
+      if (running) live += pm.scratch[size_t(i)];
+    }
+    for (const auto& [elements, readers] : pm.incoming)
+      if (readers & pending) live += elements;
+    return live > pm.budget;
+  }
 
   void build_chains() {
     Mask left = n_ == kMaxPart ? ~Mask{0} : (bit(n_) - 1);
@@ -283,29 +352,35 @@ class PartDp {
       bool merge;
     };
     std::vector<Candidate> candidates;
-    for (const auto& [t, merge] : endings(s)) {
+    const auto all_endings = endings(s);
+    for (const auto& [t, merge] : all_endings) {
       ++stats_->transitions;
       RETURN_ERROR_IF(++transitions_ > options_.max_transitions, ErrorCode::kBudgetExceeded,
                       "a part of " + std::to_string(n_) + " ops went past " + std::to_string(options_.max_transitions) +
                           " DP transitions");
+      if (over_memory_budget(s, t)) {
+        ++stats_->memory_skipped;
+        continue;
+      }
       ASSIGN_OR_RETURN(double rest, dp(s & ~t));
+      if (std::isinf(rest)) continue;  // no prefix before this ending fits the memory budget
       double floor = 0;
       if (options_.bound_pruning && !merge) {
         ASSIGN_OR_RETURN(floor, stage_floor(t));
       }
       candidates.push_back({rest + floor, rest, t, merge});
     }
-    RETURN_ERROR_IF(candidates.empty(), ErrorCode::kInvalidArgument, "DP found no ending (r and s must be at least 1)");
+    RETURN_ERROR_IF(all_endings.empty(), ErrorCode::kInvalidArgument,
+                    "DP found no ending (r and s must be at least 1)");
+    Entry best{std::numeric_limits<double>::infinity(), 0, false};
     // Most promising first; once a floor reaches the best so far, no later stage needs costing.
     if (options_.bound_pruning)
       std::stable_sort(candidates.begin(), candidates.end(),
                        [](const Candidate& a, const Candidate& b) { return a.lower < b.lower; });
-    Entry best{0, 0, false};
-    bool found = false;
     for (const Candidate& c : candidates) {
-      if (options_.bound_pruning && found && c.lower >= best.cost) break;
+      if (options_.bound_pruning && c.lower >= best.cost) break;
       ASSIGN_OR_RETURN(double here, stage_cost(c.ending, c.merge));
-      if (!found || c.rest + here < best.cost) best = Entry{c.rest + here, c.ending, c.merge}, found = true;
+      if (c.rest + here < best.cost) best = Entry{c.rest + here, c.ending, c.merge};
     }
     ++stats_->states;
     memo_.emplace(s, best);
@@ -325,6 +400,7 @@ class PartDp {
   std::vector<double> alone_;  // each op timed alone, for floors
   double cheapest_alone_ = 0;
   std::unordered_map<Mask, double, MaskHash> floor_;
+  PartMemory memory_;
   int64_t transitions_ = 0;  // of this part, against options_.max_transitions
 };
 
@@ -342,22 +418,29 @@ std::vector<std::vector<ir::NodeId>> block_parts(const ir::Graph& g, size_t bloc
   return parts;
 }
 
+std::vector<std::vector<ir::NodeId>> all_parts(const ir::Graph& g, int max_part_size) {
+  std::vector<std::vector<ir::NodeId>> parts;
+  for (size_t b = 0; b < g.blocks.size(); ++b)
+    for (auto& part : block_parts(g, b, max_part_size)) parts.push_back(std::move(part));
+  return parts;
+}
+
 Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options,
-                     CostModel& model, std::vector<Stage>& out, DpStats& stats) {
+                     CostModel& model, std::vector<Stage>& out, DpStats& stats, const LiveMemoryModel* memory) {
   RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
   RETURN_ERROR_IF(
       part.size() > static_cast<size_t>(kMaxPart), ErrorCode::kInvalidArgument,
       "a part has " + std::to_string(part.size()) + " ops; the DP handles at most 128 (lower --max-part-size)");
   std::vector<Stage> stages;
-  Status solved = PartDp(g, part, options, &model, &stats).solve(stages);
+  Status solved = PartDp(g, part, options, &model, &stats, memory).solve(stages);
   if (solved.code() == ErrorCode::kBudgetExceeded && part.size() > 1) {
     // Halves of a topological order: the first is closed under predecessors, so each can be solved alone.
     std::vector<ir::NodeId> sorted = part;
     std::sort(sorted.begin(), sorted.end());
     const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
     ++stats.budget_splits;
-    RETURN_IF_ERROR(optimize_part(g, {sorted.begin(), middle}, options, model, out, stats));
-    return optimize_part(g, {middle, sorted.end()}, options, model, out, stats);
+    RETURN_IF_ERROR(optimize_part(g, {sorted.begin(), middle}, options, model, out, stats, memory));
+    return optimize_part(g, {middle, sorted.end()}, options, model, out, stats, memory);
   }
   RETURN_IF_ERROR(solved);
   out.insert(out.end(), stages.begin(), stages.end());
@@ -367,8 +450,9 @@ Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, co
 Expected<BlockSchedule> optimize_block(const ir::Graph& g, size_t block, const DpOptions& options, CostModel& model,
                                        DpStats& stats) {
   BlockSchedule bs;
+  const LiveMemoryModel memory(g, all_parts(g, options.max_part_size));
   for (const auto& part : block_parts(g, block, options.max_part_size))
-    RETURN_IF_ERROR(optimize_part(g, part, options, model, bs.stages, stats));
+    RETURN_IF_ERROR(optimize_part(g, part, options, model, bs.stages, stats, &memory));
   return bs;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "scheduler/cost_model.h"
+#include "scheduler/live_memory.h"
 #include "scheduler/schedule.h"
 
 namespace ios::sched {
@@ -28,22 +29,32 @@ struct DpOptions {
   // counted in DpStats::budget_splits and noted in the schedule. Real networks stay far below it
   // (NasNet's whole search: 4.5M).
   int64_t max_transitions = 2'000'000;
+  // Live activations a stage may reach, as a multiple of the sequential schedule's peak (LiveMemoryModel);
+  // endings past it are skipped. 0: no limit. Concurrency costs memory: without a limit the measured
+  // search's RandWire schedule needed 1.98x the sequential schedule's activations.
+  double memory_budget = 1.5;
 };
 
 struct DpStats {
   int64_t states = 0;
-  int64_t transitions = 0;    // (state, ending) pairs considered
-  int64_t stages_costed = 0;  // distinct stages whose latency was asked of the cost model
-  double latency_ms = 0;      // the optimum, summed over parts
-  int64_t budget_splits = 0;  // parts split because they went past DpOptions::max_transitions
+  int64_t transitions = 0;     // (state, ending) pairs considered
+  int64_t stages_costed = 0;   // distinct stages whose latency was asked of the cost model
+  double latency_ms = 0;       // the optimum, summed over parts
+  int64_t budget_splits = 0;   // parts split because they went past DpOptions::max_transitions
+  int64_t memory_skipped = 0;  // endings skipped because they went past DpOptions::memory_budget
 };
 
 // Splits a block into the parts the DP optimises separately (explicit parts, or chunks).
 std::vector<std::vector<ir::NodeId>> block_parts(const ir::Graph& g, size_t block, int max_part_size);
 
-// Optimises one part; appends its stages to `out`.
+// Optimises one part; appends its stages to `out`. `memory` (over every part of the graph, in search
+// order) enforces DpOptions::memory_budget; without it the search has no memory limit.
 Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, const DpOptions& options,
-                     CostModel& model, std::vector<Stage>& out, DpStats& stats);
+                     CostModel& model, std::vector<Stage>& out, DpStats& stats,
+                     const LiveMemoryModel* memory = nullptr);
+
+// Every part of every block, in the order the search solves them.
+std::vector<std::vector<ir::NodeId>> all_parts(const ir::Graph& g, int max_part_size);
 
 Expected<BlockSchedule> optimize_block(const ir::Graph& g, size_t block, const DpOptions& options, CostModel& model,
                                        DpStats& stats);

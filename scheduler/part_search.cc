@@ -27,6 +27,7 @@ void add_stats(DpStats& into, const DpStats& s) {
   into.stages_costed += s.stages_costed;
   into.latency_ms += s.latency_ms;
   into.budget_splits += s.budget_splits;
+  into.memory_skipped += s.memory_skipped;
 }
 
 // The copy's stages: op k of the original (in sorted order) becomes op k of the copy.
@@ -40,6 +41,7 @@ std::vector<Stage> map_stages(const PartJob& original, const std::vector<ir::Nod
   return out;
 }
 
+// In search order (LiveMemoryModel's order of parts).
 std::vector<PartJob> make_jobs(const ir::Graph& g, const DpOptions& dp, bool reuse_parts) {
   const std::vector<std::string> keys = op_keys(g);
   std::vector<PartJob> jobs;
@@ -95,6 +97,7 @@ class ProgressReporter {
 // from the calling thread.
 Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const std::vector<CostModel*>& models,
                   std::vector<PartJob>& jobs) {
+  const LiveMemoryModel memory(g, all_parts(g, options.dp.max_part_size));
   std::vector<size_t> queue;
   for (size_t i = 0; i < jobs.size(); ++i)
     if (jobs[i].copy_of < 0) queue.push_back(i);
@@ -113,7 +116,7 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
     PartJob& job = jobs[i];
     std::vector<Stage> stages;
     DpStats stats;
-    Status s = optimize_part(g, job.ops, options.dp, model, stages, stats);
+    Status s = optimize_part(g, job.ops, options.dp, model, stages, stats, &memory);
     std::lock_guard<std::mutex> lock(mutex);
     job.stages = std::move(stages);
     job.stats = stats;

@@ -65,6 +65,22 @@ TEST(Cli, DevicesWithoutAMeasuredSearchIsANamedError) {
   EXPECT_NE(r.out.find("analytic cost model"), std::string::npos) << r.out;
 }
 
+TEST(Cli, AMemoryBudgetUnderTheSequentialPeakIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --memory-budget 0.5 --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--memory-budget must be 0 (no limit) or at least 1"), std::string::npos) << r.out;
+}
+
+TEST(Cli, OptimizeReportsTheEndingsItsMemoryBudgetSkipped) {
+  const Result r =
+      ios("optimize --model nasnet --cost-model analytic --memory-budget 1.2 --quiet --json -", "2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_DOUBLE_EQ(j["dp"].value("memory_budget", 0.0), 1.2);
+  EXPECT_GT(j["dp"].value("memory_skipped", 0), 0);
+}
+
 TEST(Cli, OptimizeSaysWhichStagesTheModelCostedAndWhichCameFromTheCache) {
   const Result r = ios("optimize --model ios_sample --cost-model analytic --quiet");
   EXPECT_EQ(r.code, 0) << r.out;

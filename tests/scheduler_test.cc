@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "ir/builder.h"
 #include "models/models.h"
 #include "scheduler/dp.h"
+#include "scheduler/memory_plan.h"
 #include "scheduler/merge.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
@@ -53,10 +56,14 @@ using LatencyFn = double (*)(const ir::Graph&, const Stage&);
 // Exhaustive optimum over all staged schedules: every stage is a successor-closed subset of the ops
 // left (taken from the back), its weakly connected components are the groups (at most s of at most
 // r ops), or a legal merge of sinks.
+// `fits(s, t)`: whether stage t may run with the ops of s - t done (the memory budget).
 class BruteForce {
  public:
-  BruteForce(const ir::Graph& g, std::vector<NodeId> ops, int r, int s, DpMode mode, LatencyFn latency)
-      : g_(g), ops_(std::move(ops)), r_(r), s_(s), mode_(mode), latency_(latency) {
+  using Fits = std::function<bool(uint32_t, uint32_t)>;
+  BruteForce(
+      const ir::Graph& g, std::vector<NodeId> ops, int r, int s, DpMode mode, LatencyFn latency,
+      Fits fits = [](uint32_t, uint32_t) { return true; })
+      : g_(g), ops_(std::move(ops)), r_(r), s_(s), mode_(mode), latency_(latency), fits_(std::move(fits)) {
     n_ = static_cast<int>(ops_.size());
     succ_.assign(size_t(n_), 0);
     for (int i = 0; i < n_; ++i)
@@ -73,7 +80,7 @@ class BruteForce {
       bool closed = true;
       for (int i = 0; i < n_; ++i)
         if ((t >> i & 1) && (succ_[size_t(i)] & s & ~t)) closed = false;
-      if (!closed) continue;
+      if (!closed || !fits_(s, t)) continue;
       if (mode_ != DpMode::kMerge) {
         auto comps = components(t);
         bool ok = static_cast<int>(comps.size()) <= s_;
@@ -132,9 +139,45 @@ class BruteForce {
   int r_, s_, n_;
   DpMode mode_;
   LatencyFn latency_;
+  Fits fits_;
   std::vector<uint32_t> succ_;
   std::map<uint32_t, double> memo_;
 };
+
+// Live elements while stage t runs after the ops of s - t (of a one-block graph), straight from the
+// definition: the input and every op done or running whose value is being written, is the output or
+// has a reader not done yet; plus what each running op but an identity gathers (a sum of inputs; an
+// identity writes the sum as its output) and its steps.
+int64_t naive_live(const ir::Graph& g, const std::vector<NodeId>& ops, uint32_t s, uint32_t t) {
+  std::set<NodeId> done = {g.input()}, running;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (s >> i & 1) (t >> i & 1 ? running : done).insert(ops[i]);
+  const auto consumers = g.consumers();
+  int64_t live = 0;
+  for (const auto* set : {&done, &running})
+    for (NodeId v : *set) {
+      bool needed = running.count(v) || v == g.output();
+      for (NodeId c : consumers[size_t(v)]) needed |= !done.count(c);
+      if (needed) live += g.node(v).output_shape.numel();
+    }
+  for (NodeId v : running) {
+    const ir::Node& n = g.node(v);
+    for (const ir::Term& term : n.inputs)
+      if (term.size() > 1 && !n.is<ir::IdentityAttrs>()) {
+        live += n.input_shape.numel();
+        break;
+      }
+    for (size_t k = 0; k + 1 < n.step_shapes.size(); ++k) live += n.step_shapes[k].numel();
+  }
+  return live;
+}
+
+// The sequential schedule's peak under naive_live: each op alone, in id order.
+int64_t naive_sequential_peak(const ir::Graph& g, const std::vector<NodeId>& ops) {
+  int64_t peak = 0;
+  for (size_t k = 0; k < ops.size(); ++k) peak = std::max(peak, naive_live(g, ops, (2u << k) - 1, 1u << k));
+  return peak;
+}
 
 // Random DAG of 1x1 convs and sums; a third of the ops read exactly one value, so merges appear.
 ir::Graph random_dag(int ops, uint32_t seed) {
@@ -169,12 +212,14 @@ struct BruteCase {
   int r, s;
   DpMode mode;
   bool bound_pruning = false;  // with the GPU-shaped cost; without it, arbitrary costs
+  double memory_budget = 0;    // x the sequential peak; 0: none
 };
 
 class DpMatchesBruteForce : public ::testing::TestWithParam<BruteCase> {};
 
 TEST_P(DpMatchesBruteForce, OnRandomDagsUpToTenOps) {
   const BruteCase c = GetParam();
+  int64_t skipped = 0;
   for (uint32_t seed = 1; seed <= 25; ++seed) {
     const int ops = 4 + int(seed % 7);  // 4..10
     ir::Graph g = random_dag(ops, seed);
@@ -185,19 +230,34 @@ TEST_P(DpMatchesBruteForce, OnRandomDagsUpToTenOps) {
     options.r = c.r;
     options.s = c.s;
     options.bound_pruning = c.bound_pruning;
+    options.memory_budget = c.memory_budget;
     DpStats stats;
     auto bs = optimize_block(g, 0, options, model, stats);
     ASSERT_TRUE(bs) << bs.status().to_string();
-    BruteForce brute(g, g.blocks[0].members(), c.r, c.s, c.mode, latency);
-    const double optimum = brute.best((1u << g.blocks[0].members().size()) - 1);
+    const std::vector<NodeId> members = g.blocks[0].members();
+    const auto budget = static_cast<int64_t>(std::ceil(c.memory_budget * double(naive_sequential_peak(g, members))));
+    auto fits = [&](uint32_t prefix, uint32_t stage) {
+      return c.memory_budget == 0 || naive_live(g, members, prefix, stage) <= budget;
+    };
+    BruteForce brute(g, members, c.r, c.s, c.mode, latency, fits);
+    const double optimum = brute.best((1u << members.size()) - 1);
     EXPECT_NEAR(stats.latency_ms, optimum, 1e-9) << "seed " << seed << " ops " << ops;
+    skipped += stats.memory_skipped;
     Schedule s;
     s.blocks.push_back(*bs);
     EXPECT_TRUE(validate(g, s).is_ok()) << validate(g, s).to_string();
     double summed = 0;
-    for (const Stage& st : bs->stages) summed += latency(g, st);
+    uint32_t prefix = 0;
+    for (const Stage& st : bs->stages) {
+      summed += latency(g, st);
+      uint32_t stage = 0;
+      for (NodeId id : st.ops()) stage |= 1u << (std::find(members.begin(), members.end(), id) - members.begin());
+      prefix |= stage;
+      EXPECT_TRUE(fits(prefix, stage)) << "seed " << seed << ": a stage past the memory budget";
+    }
     EXPECT_NEAR(summed, optimum, 1e-9) << "the returned schedule must cost what the DP says";
   }
+  if (c.memory_budget > 0) EXPECT_GT(skipped, 0) << "the budget never bound: the case tests nothing";
 }
 
 INSTANTIATE_TEST_SUITE_P(Bounds, DpMatchesBruteForce,
@@ -207,6 +267,12 @@ INSTANTIATE_TEST_SUITE_P(Bounds, DpMatchesBruteForce,
                                            BruteCase{10, 10, DpMode::kBoth, true},
                                            BruteCase{3, 8, DpMode::kParallel, true},
                                            BruteCase{2, 2, DpMode::kBoth, true}));
+
+INSTANTIATE_TEST_SUITE_P(MemoryBudgets, DpMatchesBruteForce,
+                         ::testing::Values(BruteCase{10, 10, DpMode::kBoth, false, 1.0},
+                                           BruteCase{10, 10, DpMode::kBoth, false, 1.3},
+                                           BruteCase{10, 10, DpMode::kMerge, false, 1.0},
+                                           BruteCase{3, 8, DpMode::kParallel, true, 1.2}));
 
 TEST(Dp, BoundPruningCostsFewerStagesForTheSameOptimum) {
   for (const char* name : {"inception_v3", "googlenet", "squeezenet"}) {
@@ -264,12 +330,13 @@ TEST(Endings, MergeOfInceptionEOneByThreeAndThreeByOne) {
 
 class PolicyProperties : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(PolicyProperties, EverySchedulesValidatesAndDpBeatsBaselines) {
+TEST_P(PolicyProperties, EverySchedulesValidatesAndDpBeatsBaselinesWithinTheMemoryBudget) {
   auto g = models::build_model(GetParam());
   ASSERT_TRUE(g);
   AnalyticCostModel analytic;
   StageCache model(analytic, "test");
   std::map<Policy, double> latency;
+  std::map<Policy, size_t> activations;
   for (Policy p :
        {Policy::kSequential, Policy::kGreedy, Policy::kDpMerge, Policy::kDpParallel, Policy::kDpBoth, Policy::kOpara}) {
     OptimizeOptions options;
@@ -282,7 +349,14 @@ TEST_P(PolicyProperties, EverySchedulesValidatesAndDpBeatsBaselines) {
     ASSERT_TRUE(plan);
     EXPECT_EQ(plan->launches() >= 1, true);
     latency[p] = r->schedule.meta.latency_ms;
+    auto memory = plan_memory(*g, *plan, MemoryOptions{});
+    ASSERT_TRUE(memory) << memory.status().to_string();
+    activations[p] = memory->arena_bytes;
   }
+  // The DP's budget (its live-value model) must hold for the memory plan's real arena.
+  const double budget = OptimizeOptions{}.memory_budget * double(activations[Policy::kSequential]);
+  for (Policy p : {Policy::kDpMerge, Policy::kDpParallel, Policy::kDpBoth})
+    EXPECT_LE(double(activations[p]), budget) << policy_flag_name(p);
   EXPECT_LE(latency[Policy::kDpBoth], latency[Policy::kSequential] + 1e-9);
   EXPECT_LE(latency[Policy::kDpBoth], latency[Policy::kGreedy] + 1e-9);
   EXPECT_LE(latency[Policy::kDpParallel], latency[Policy::kGreedy] + 1e-9);
@@ -297,7 +371,7 @@ TEST(Dp, InceptionSearchSizeMatchesIos) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
   AnalyticCostModel model;
-  OptimizeOptions options;  // r=3, s=8, part size 100
+  OptimizeOptions options;      // r=3, s=8, part size 100
   options.reuse_parts = false;  // IOS searches every part, also its two identical ones
   auto r = optimize(*g, options, model);
   ASSERT_TRUE(r);
