@@ -9,6 +9,10 @@
 #   run_search.sh OUT big NET      one measured IOS-Both search of NET (nasnet | randwire), then the same
 #                                  search again from its stage cache
 #   run_search.sh OUT devices NET LIST   the search of NET with --devices 0, then --devices LIST (same machine)
+#   run_search.sh OUT memory NET EARLIER  NET searched under the default memory budget, again from its stage
+#                                  cache, both schedules' activations beside the sequential schedule's and the
+#                                  schedule EARLIER's (searched without a budget), then EARLIER and the new one
+#                                  run ABAB end to end
 # Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
 out=${1:-experiments/results/latest}
@@ -21,7 +25,7 @@ graphs=${RANDWIRE_GRAPHS:-../shared/ios_randwire_graphs}  # IOS graph files (cop
 search() {  # NAME NET EXTRA-FLAGS...
   local name=$1 net=$2
   shift 2
-  timeout 590 build/bin/ios optimize --model "$net" --randwire-graphs "$graphs" --opt ios-both --cost-model measured \
+  timeout "${SEARCH_TIMEOUT:-590}" build/bin/ios optimize --model "$net" --randwire-graphs "$graphs" --opt ios-both --cost-model measured \
     --max-part-size 50 --out "$out/$name.json" "$@" 2>&1 | tr '\r' '\n' | tee "$out/$name.log" |
     grep -E "Model:|Parts:|Stage timing|Fidelity|error" | cut -c1-400
 }
@@ -55,6 +59,20 @@ case "$profile" in
     net=${3:-nasnet}
     search "${net}_adaptive" "$net" --stage-cache "$out/${net}_stages.json"
     search "${net}_cached" "$net" --stage-cache "$out/${net}_stages.json" --no-measure
+    rm -f "$out/${net}_stages.json" ;;
+  memory)
+    net=${3:-nasnet} earlier=${4:?schedule searched without a memory budget}
+    search "${net}_budget" "$net" --stage-cache "$out/${net}_stages.json"
+    search "${net}_cached" "$net" --stage-cache "$out/${net}_stages.json" --no-measure
+    for schedule in "$earlier" "$out/${net}_budget.json"; do
+      build/bin/ios validate --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" 2>&1 | tee -a "$out/memory.log"
+    done
+    for round in 1 2; do
+      for schedule in "$earlier" "$out/${net}_budget.json"; do
+        timeout 120 build/bin/ios run --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" --iters 1000 2>&1 |
+          tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
+      done
+    done
     rm -f "$out/${net}_stages.json" ;;
   devices)
     net=${3:-nasnet} list=${4:-all}
