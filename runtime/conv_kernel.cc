@@ -647,7 +647,10 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
   if (cached && (cached->backend == kGraphBackend || cached->backend == kExploredBackend)) {
     auto k = cached->backend == kGraphBackend ? rebuild_graph(handle, spec, *cached, o.workspace_limit)
                                               : rebuild_explored(handle, spec, *cached, o.workspace_limit);
-    if (k) return k;
+    if (k) {
+      say(o, spec.key() + " <- " + cached->name + " (kernel cache, " + std::to_string(cached->ms) + " ms when tuned)");
+      return k;
+    }
     say(o, "recorded engine " + cached->name + " no longer builds (" + k.status().message() + "); tuning again");
   } else if (cached && cached->backend == kLegacyBackend) {
     return build_legacy(handle, spec, b, workspace, cached, o);
