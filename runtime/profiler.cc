@@ -141,6 +141,10 @@ KernelProfiler::~KernelProfiler() {
     active = nullptr;
   }
   if (state_->subscriber) cuptiUnsubscribe(state_->subscriber);
+  // Detach CUPTI: kernels traced once stay instrumented while it is attached, and everything the process
+  // ran afterwards was slower (H100, fp32, after Opara's profile: Inception V3 2.07 vs 1.84 ms, NasNet
+  // 8.36 vs 7.69). The next profiler attaches it again.
+  if (active == nullptr) cuptiFinalize();
 }
 
 void KernelProfiler::begin_step(int plan_step) {
