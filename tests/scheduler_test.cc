@@ -257,7 +257,9 @@ TEST_P(DpMatchesBruteForce, OnRandomDagsUpToTenOps) {
     }
     EXPECT_NEAR(summed, optimum, 1e-9) << "the returned schedule must cost what the DP says";
   }
-  if (c.memory_budget > 0) EXPECT_GT(skipped, 0) << "the budget never bound: the case tests nothing";
+  if (c.memory_budget > 0) {
+    EXPECT_GT(skipped, 0) << "the budget never bound: the case tests nothing";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Bounds, DpMatchesBruteForce,
