@@ -148,7 +148,9 @@ TEST(MemoryPlanConfig, NhwcSlicesAreReadInPlaceOnlyWhenContiguous) {
 
 class KernelCacheFile : public ::testing::Test {
  protected:
-  std::string path = ::testing::TempDir() + "/kernel_cache_test.json";
+  // One file per test: ctest runs these tests in parallel processes.
+  std::string path = ::testing::TempDir() + "/kernel_cache_test_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   void SetUp() override { std::filesystem::remove(path); }
   void write(const std::string& text) { std::ofstream(path) << text; }
   rt::KernelChoice choice() {
