@@ -397,14 +397,17 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
   std::fprintf(out, "Model: %s | Optimization: %s | Batchsize: %d | Optimization cost: %.2f sec | Latency: %.2f ms%s\n",
                g.name.c_str(), display_name(a, policy).c_str(), a.options.batch, sched.meta.search_seconds,
                sched.meta.latency_ms, opara ? " (Opara's contention-free estimate, not comparable with the DP's)" : "");
-  if (is_dp(policy))
+  if (is_dp(policy)) {
+    char budget[96] = "no memory budget";
+    if (a.options.memory_budget > 0)
+      std::snprintf(budget, sizeof budget, "%lld over the memory budget of %.2fx sequential",
+                    static_cast<long long>(r.stats.memory_skipped), a.options.memory_budget);
     std::fprintf(out,
                  "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
-                 "Transitions: %lld (%lld over the memory budget of %.2fx sequential) | Stages asked by the search: "
-                 "%lld | ",
+                 "Transitions: %lld (%s) | Stages asked by the search: %lld | ",
                  r.parts, r.parts_reused, a.options.extra_models.size() + 1, static_cast<long long>(r.stats.states),
-                 static_cast<long long>(r.stats.transitions), static_cast<long long>(r.stats.memory_skipped),
-                 a.options.memory_budget, static_cast<long long>(r.stats.stages_costed));
+                 static_cast<long long>(r.stats.transitions), budget, static_cast<long long>(r.stats.stages_costed));
+  }
   if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
     std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), plan.streams);
   } else {

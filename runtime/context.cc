@@ -109,16 +109,17 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   bo.verbose = options_.verbose;
   ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
   const KernelChoice& c = k->choice();
+  const bool from_file = cached && *cached == c;
   // A kernel rebuilt from the cache file has never run: run it once before any CUDA graph captures it.
-  // Captured unrun, the same cuDNN kernel ran up to 3x slower in every replay (NasNet, fp32, H100: 9.52
-  // vs 8.42 ms end to end; tuning one convolution with that kernel in the process restored all of them).
-  if (cached && *cached == c) RETURN_IF_ERROR(k->run(cudnn(0), buffers, ws));
+  // Captured unrun, the same cuDNN kernel ran up to 3x slower in every replay (NasNet, fp32, H100: 8.7
+  // vs 7.6 ms end to end; tuning one convolution with that kernel in the process restored all of them).
+  if (from_file) RETURN_IF_ERROR(k->run(cudnn(0), buffers, ws));
   CHECK_CUDA(cudaStreamSynchronize(stream(0)));
   const bool tuned_engine = c.backend != kElementwiseBackend;
-  if (tuned_engine) ++(cached && *cached == c ? stats_.from_file : stats_.tuned);
+  if (tuned_engine) ++(from_file ? stats_.from_file : stats_.tuned);
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
-  if (tuned_engine && !(cached && *cached == c)) cache_.put(key, c);
+  if (tuned_engine && !from_file) cache_.put(key, c);
   kernels_.emplace(key, k);
   return k;
 }
