@@ -325,6 +325,10 @@ struct OptimizeArgs {
                     "DP: a stage's live activations at most this multiple of the sequential schedule's peak "
                     "(0: no limit)")
         ->capture_default_str();
+    cmd->add_option("--stage-batch", options.stage_batch,
+                    "DP: stages asked of the cost model at once (measured: timed in one pass over the GPU)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
@@ -404,9 +408,10 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                     static_cast<long long>(r.stats.memory_skipped), a.options.memory_budget);
     std::fprintf(out,
                  "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
-                 "Transitions: %lld (%s) | Stages asked by the search: %lld | ",
+                 "Transitions: %lld (%s) | Stages asked by the search: %lld in %lld requests | ",
                  r.parts, r.parts_reused, a.options.extra_models.size() + 1, static_cast<long long>(r.stats.states),
-                 static_cast<long long>(r.stats.transitions), budget, static_cast<long long>(r.stats.stages_costed));
+                 static_cast<long long>(r.stats.transitions), budget, static_cast<long long>(r.stats.stages_costed),
+                 static_cast<long long>(r.stats.cost_requests));
   }
   if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
     std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), plan.streams);
@@ -443,8 +448,10 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                {"states", r.stats.states},
                {"transitions", r.stats.transitions},
                {"stages_asked", r.stats.stages_costed},
+               {"cost_requests", r.stats.cost_requests},
                {"budget_splits", r.stats.budget_splits},
                {"memory_budget", a.options.memory_budget},
+               {"stage_batch", a.options.stage_batch},
                {"memory_skipped", r.stats.memory_skipped}};
   j["cost_model"] = {{"name", cache.name()}, {"stages_costed", cache.misses()}, {"stage_cache_hits", cache.hits()}};
   j["memory"] = {{"peak_activation_bytes", memory.arena_bytes},
@@ -474,8 +481,10 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
                                  {"above_tolerance", t.unsettled},
                                  {"spread_median", t.spread_percentile(0.5)},
                                  {"spread_p90", t.spread_percentile(0.9)},
+                                 {"passes", t.passes},
+                                 {"gpu_seconds", t.gpu_seconds},
                                  {"build_seconds", t.build_seconds},
-                                 {"timing_seconds", t.timing_seconds}};
+                                 {"wait_seconds", t.wait_seconds}};
 }
 
 // Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).

@@ -13,6 +13,9 @@
 #                                  cache, both schedules' activations beside the sequential schedule's and the
 #                                  schedule EARLIER's (searched without a budget), then EARLIER and the new one
 #                                  run ABAB end to end
+#   run_search.sh OUT batch NET EARLIER [SIZES]  NET searched with each --stage-batch in SIZES (default
+#                                  "1 8"), the last again from its stage cache, then EARLIER (an earlier
+#                                  session's schedule) and the last search's run ABAB end to end
 # Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
 out=${1:-experiments/results/latest}
@@ -74,6 +77,20 @@ case "$profile" in
       done
     done
     rm -f "$out/${net}_stages.json" ;;
+  batch)
+    net=${3:-nasnet} earlier=${4:?an earlier schedule of NET} sizes=${5:-1 8}
+    for size in $sizes; do
+      search "${net}_batch${size}" "$net" --stage-batch "$size" --stage-cache "$out/${net}_stages_${size}.json"
+      last=$size
+    done
+    search "${net}_cached" "$net" --stage-batch "$last" --stage-cache "$out/${net}_stages_${last}.json" --no-measure
+    for round in 1 2; do
+      for schedule in "$earlier" "$out/${net}_batch${last}.json"; do
+        timeout 120 build/bin/ios run --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" --iters 1000 2>&1 |
+          tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
+      done
+    done
+    rm -f "$out/${net}"_stages_*.json ;;
   devices)
     net=${3:-nasnet} list=${4:-all}
     search "${net}_devices_0" "$net" --devices 0 --no-measure

@@ -9,7 +9,11 @@ Expected<const void*> DeviceStore::tensor(const std::string& key,
   if (auto it = tensors_.find(key); it != tensors_.end()) return static_cast<const void*>(it->second.get());
   ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, pack());
   ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(std::max<size_t>(bytes.size(), 16)));
-  if (!bytes.empty()) CHECK_CUDA(cudaMemcpy(m.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  if (!bytes.empty()) {
+    CHECK_CUDA(cudaMemcpy(m.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    // A pageable copy returns once staged; the executors' non-blocking streams do not wait for it.
+    CHECK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
+  }
   weight_bytes_ += bytes.size();
   return static_cast<const void*>(tensors_.emplace(key, std::move(m)).first->second.get());
 }

@@ -137,7 +137,9 @@ struct Executor::Impl {
   Status make_arena() {
     const size_t bytes = std::max<size_t>(memory.arena_bytes, 256);
     ASSIGN_OR_RETURN(arena, store->arena(bytes));
-    CHECK_CUDA(cudaMemset(arena, 0, bytes));
+    // Ordered on the main stream, not the legacy one: the measured cost model builds the next stage's
+    // executor, on the same arena, while the GPU still replays the previous one.
+    CHECK_CUDA(cudaMemsetAsync(arena, 0, bytes, stream(0)));
     return Status::ok();
   }
 
@@ -338,9 +340,8 @@ struct Executor::Impl {
     if (opt.chaos) {
       const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
       ASSIGN_OR_RETURN(chaos_cycles, device_alloc(bytes));
-      CHECK_CUDA(cudaMemset(chaos_cycles.get(), 0, bytes));
+      CHECK_CUDA(cudaMemsetAsync(chaos_cycles.get(), 0, bytes, stream(0)));
     }
-    CHECK_CUDA(cudaDeviceSynchronize());
     if (opt.use_graph) RETURN_IF_ERROR(capture());
     return Status::ok();
   }
@@ -590,7 +591,9 @@ Status Executor::set_input(const std::vector<float>& data) {
                   "input has " + std::to_string(data.size()) + " floats, expected " + std::to_string(n));
   const std::vector<uint8_t> bytes =
       pack_tensor(data.data(), impl_->cfg.batch, s.c, s.h, s.w, impl_->cfg.dtype, impl_->cfg.layout);
-  CHECK_CUDA(cudaMemcpy(impl_->views[0].base, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  CHECK_CUDA(
+      cudaMemcpyAsync(impl_->views[0].base, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, impl_->stream(0)));
+  CHECK_CUDA(cudaStreamSynchronize(impl_->stream(0)));
   return Status::ok();
 }
 
@@ -599,8 +602,9 @@ Status Executor::poison_activations() {
   const int input = m.placement[size_t(impl_->g->input())].buffer;
   for (size_t b = 0; b < m.buffer_bytes.size(); ++b)
     if (int(b) != input)
-      CHECK_CUDA(cudaMemset(static_cast<char*>(impl_->arena) + m.buffer_offset[b], 0xFF, m.buffer_bytes[b]));
-  CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaMemsetAsync(static_cast<char*>(impl_->arena) + m.buffer_offset[b], 0xFF, m.buffer_bytes[b],
+                                 impl_->stream(0)));
+  CHECK_CUDA(cudaStreamSynchronize(impl_->stream(0)));
   return Status::ok();
 }
 
@@ -614,10 +618,14 @@ Status Executor::perturb(uint64_t seed, double max_us) {
       if (rng() & 1) c = static_cast<long long>(double(rng() >> 11) * (1.0 / 9007199254740992.0) * max_cycles);
   }
   // The previous run has finished (run() synchronises), so no delay kernel is reading the array.
-  CHECK_CUDA(
-      cudaMemcpy(impl_->chaos_cycles.get(), cycles.data(), cycles.size() * sizeof(long long), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpyAsync(impl_->chaos_cycles.get(), cycles.data(), cycles.size() * sizeof(long long),
+                             cudaMemcpyHostToDevice, impl_->stream(0)));
+  CHECK_CUDA(cudaStreamSynchronize(impl_->stream(0)));
   return Status::ok();
 }
+
+Status Executor::enqueue() { return impl_->run_once(); }
+cudaStream_t Executor::main_stream() const { return impl_->stream(0); }
 
 Status Executor::run() {
   RETURN_IF_ERROR(impl_->run_once());
@@ -632,7 +640,8 @@ Expected<std::vector<float>> Executor::read(ir::NodeId node) const {
   const ir::Shape& s = impl_->g->node(node).output_shape;
   const int buffer = impl_->memory.placement[size_t(node)].buffer;
   std::vector<uint8_t> bytes(impl_->memory.buffer_bytes[size_t(buffer)]);
-  CHECK_CUDA(cudaMemcpy(bytes.data(), v.base, bytes.size(), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpyAsync(bytes.data(), v.base, bytes.size(), cudaMemcpyDeviceToHost, impl_->stream(0)));
+  CHECK_CUDA(cudaStreamSynchronize(impl_->stream(0)));
   const SliceLayout l = impl_->layout_of(v);
   const DataType t = impl_->cfg.dtype;
   const size_t eb = impl_->eb();
@@ -679,62 +688,6 @@ Expected<Timing> Executor::time(const TimingOptions& o) {
   r.p90_ms = sorted[std::min(sorted.size() - 1, sorted.size() * 9 / 10)];
   for (double t : sorted) r.mean_ms += t / double(sorted.size());
   return r;
-}
-
-Expected<std::vector<double>> Executor::time_rounds(const sched::StageTimingRule& rule) {
-  RETURN_ERROR_IF(rule.number < 1 || rule.min_rounds < 1 || rule.max_rounds < rule.min_rounds,
-                  ErrorCode::kInvalidArgument, "stage timing needs number >= 1 and 1 <= min_rounds <= max_rounds");
-  for (int i = 0; i < rule.warmup; ++i) RETURN_IF_ERROR(impl_->run_once());
-  if (rule.cold_l2) return time_cold_rounds(rule);
-  cudaStream_t s = impl_->stream(0);
-  std::vector<Event> marks;  // marks[r] and marks[r + 1] bound round r
-  for (int i = 0; i <= rule.max_rounds; ++i) {
-    ASSIGN_OR_RETURN(Event e, make_event(true));
-    marks.push_back(std::move(e));
-  }
-  CHECK_CUDA(cudaEventRecord(marks[0], s));
-  std::vector<double> rounds;
-  int issued = 0;
-  auto issue_round = [&]() -> Status {
-    for (int i = 0; i < rule.number; ++i) RETURN_IF_ERROR(impl_->run_once());
-    CHECK_CUDA(cudaEventRecord(marks[size_t(++issued)], s));
-    return Status::ok();
-  };
-  // The first min_rounds rounds go out together: one wait for all of them.
-  while (issued < rule.min_rounds) RETURN_IF_ERROR(issue_round());
-  for (;;) {
-    CHECK_CUDA(cudaEventSynchronize(marks[size_t(issued)]));
-    while (int(rounds.size()) < issued) {
-      float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, marks[rounds.size()], marks[rounds.size() + 1]));
-      rounds.push_back(double(ms) / rule.number);
-    }
-    if (sched::timing_settled(rounds, rule)) return rounds;
-    RETURN_IF_ERROR(issue_round());
-  }
-}
-
-// Each replay after an L2 flush, between its own two events; one round at a time.
-Expected<std::vector<double>> Executor::time_cold_rounds(const sched::StageTimingRule& rule) {
-  cudaStream_t s = impl_->stream(0);
-  ASSIGN_OR_RETURN(Event start, make_event(true));
-  ASSIGN_OR_RETURN(Event stop, make_event(true));
-  std::vector<double> rounds;
-  while (!sched::timing_settled(rounds, rule)) {
-    double total_ms = 0;
-    for (int i = 0; i < rule.number; ++i) {
-      RETURN_IF_ERROR(impl_->ctx->flush_l2(s));
-      CHECK_CUDA(cudaEventRecord(start, s));
-      RETURN_IF_ERROR(impl_->run_once());
-      CHECK_CUDA(cudaEventRecord(stop, s));
-      CHECK_CUDA(cudaEventSynchronize(stop));
-      float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-      total_ms += double(ms);
-    }
-    rounds.push_back(total_ms / rule.number);
-  }
-  return rounds;
 }
 
 size_t Executor::activation_bytes() const { return impl_->memory.arena_bytes; }

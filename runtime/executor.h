@@ -13,7 +13,6 @@
 #include "runtime/device_store.h"
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
-#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
@@ -93,10 +92,9 @@ class Executor {
   // Each iteration timed alone with events on the main stream, after the warm-up.
   Expected<Timing> time(const TimingOptions& options);
   Expected<Timing> time(int warmup, int iterations) { return time(TimingOptions{warmup, 0, iterations, 0}); }
-  // The measured cost model's timing (sched::StageTimingRule): warm-up replays, then rounds of
-  // back-to-back replays between events until the rule is satisfied; the per-replay mean of each round.
-  // With rule.cold_l2, each replay follows an L2 flush and is timed alone.
-  Expected<std::vector<double>> time_rounds(const sched::StageTimingRule& rule);
+  // One inference queued on the main stream and not waited for (StageTimer's replays).
+  Status enqueue();
+  cudaStream_t main_stream() const;
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan
   size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer
@@ -110,7 +108,6 @@ class Executor {
   struct Impl;
 
  private:
-  Expected<std::vector<double>> time_cold_rounds(const sched::StageTimingRule& rule);
   explicit Executor(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

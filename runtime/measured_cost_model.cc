@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "runtime/stage_timer.h"
 #include "scheduler/plan.h"
 
 namespace ios::rt {
@@ -17,6 +18,13 @@ MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights,
       store_(std::make_shared<DeviceStore>()) {}
 
 Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) {
+  ASSIGN_OR_RETURN(std::vector<double> ms, stage_latencies_ms(g, {stage}, batch));
+  return ms[0];
+}
+
+Expected<std::vector<double>> MeasuredCostModel::stage_latencies_ms(const ir::Graph& g,
+                                                                    const std::vector<sched::Stage>& stages,
+                                                                    int batch) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
@@ -26,13 +34,23 @@ Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const s
   options.use_graph = true;
   options.context = context_;
   options.store = store_;
-  const auto start = Clock::now();
-  ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, sched::compile_stages({stage}), options));
-  const double build_s = seconds_since(start);
-  const auto timed = Clock::now();
-  ASSIGN_OR_RETURN(std::vector<double> rounds, exec->time_rounds(params_.rule));
-  stats_.add(rounds, params_.rule, build_s, seconds_since(timed));
-  return sched::median_of(rounds);
+  StageTimer timer(params_.rule, context_);
+  for (const sched::Stage& stage : stages) {
+    const auto start = Clock::now();
+    ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, sched::compile_stages({stage}), options));
+    stats_.build_seconds += seconds_since(start);
+    RETURN_IF_ERROR(timer.add(std::move(exec)));
+  }
+  const auto waited = Clock::now();
+  ASSIGN_OR_RETURN(std::vector<std::vector<double>> rounds, timer.finish());
+  stats_.wait_seconds += seconds_since(waited);
+  ++stats_.passes;
+  std::vector<double> out;
+  for (const std::vector<double>& r : rounds) {
+    stats_.add(r, params_.rule);
+    out.push_back(sched::median_of(r));
+  }
+  return out;
 }
 
 }  // namespace ios::rt

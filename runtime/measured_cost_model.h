@@ -2,7 +2,8 @@
 // in a CUDA graph (groups on their own streams, joined by events), replayed in rounds until the
 // timing rule is satisfied (sched::StageTimingRule); the latency is the median round. Every stage
 // executor is built on one DeviceStore, so weights are uploaded once per network and configuration
-// and no stage allocates or frees device memory.
+// and no stage allocates or frees device memory. Stages asked together are timed in one pass
+// (StageTimer): the GPU replays one while the host builds the next.
 #pragma once
 
 #include "ir/weights.h"
@@ -26,6 +27,8 @@ class MeasuredCostModel : public sched::CostModel {
   MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params, std::shared_ptr<Context> context);
   std::string name() const override { return "measured"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
+  Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
+                                                   int batch) override;
   size_t measurements() const { return size_t(stats_.stages); }
   const sched::StageTimingStats& stats() const { return stats_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }

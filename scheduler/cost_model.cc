@@ -163,37 +163,88 @@ Expected<double> AnalyticCostModel::stage_latency_ms(const ir::Graph& g, const S
   return (std::max(longest, contended) + sync) * 1e-3;
 }
 
-Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
+Expected<std::vector<double>> CostModel::stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                            int batch) {
+  std::vector<double> out;
+  out.reserve(stages.size());
+  for (const Stage& stage : stages) {
+    ASSIGN_OR_RETURN(double ms, stage_latency_ms(g, stage, batch));
+    out.push_back(ms);
+  }
+  return out;
+}
+
+std::string StageCache::View::key_of(const ir::Graph& g, const Stage& stage, int batch) {
   // A search asks about one graph many times: its ops' keys are serialized once.
   if (keys_of_ != &g || keys_of_name_ != g.name || op_keys_.size() != g.nodes.size()) {
     op_keys_ = op_keys(g);
     keys_of_ = &g;
     keys_of_name_ = g.name;
   }
-  return cache_.lookup_or_measure(std::to_string(batch) + "|" + signature_hash(stage_signature(g, op_keys_, stage)),
-                                  inner_, g, stage, batch);
+  return std::to_string(batch) + "|" + signature_hash(stage_signature(g, op_keys_, stage));
 }
 
-Expected<double> StageCache::lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g,
-                                               const Stage& stage, int batch) {
+Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
+  ASSIGN_OR_RETURN(std::vector<double> ms,
+                   cache_.lookup_or_measure({key_of(g, stage, batch)}, inner_, g, {stage}, batch));
+  return ms[0];
+}
+
+Expected<std::vector<double>> StageCache::View::stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                                   int batch) {
+  std::vector<std::string> keys;
+  keys.reserve(stages.size());
+  for (const Stage& stage : stages) keys.push_back(key_of(g, stage, batch));
+  return cache_.lookup_or_measure(keys, inner_, g, stages, batch);
+}
+
+Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<std::string>& keys, CostModel& inner,
+                                                            const ir::Graph& g, const std::vector<Stage>& stages,
+                                                            int batch) {
+  std::vector<double> out(keys.size(), 0.0);
+  std::vector<size_t> mine, waiting;  // to measure here; being measured (by another worker, or earlier in `keys`)
   std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    if (auto it = table_.find(key); it != table_.end()) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (auto it = table_.find(keys[i]); it != table_.end()) {
       ++hits_;
-      return it->second;
+      out[i] = it->second;
+    } else if (measuring_.count(keys[i])) {
+      waiting.push_back(i);
+    } else {
+      ++misses_;
+      measuring_.insert(keys[i]);
+      mine.push_back(i);
     }
-    if (!measuring_.count(key)) break;
-    measured_.wait(lock);  // another worker is measuring it (if that fails, this one tries)
   }
-  ++misses_;
-  measuring_.insert(key);
-  lock.unlock();
-  Expected<double> ms = inner.stage_latency_ms(g, stage, batch);
-  lock.lock();
-  measuring_.erase(key);
-  if (ms) table_.emplace(key, *ms);
-  measured_.notify_all();
-  return ms;
+  if (!mine.empty()) {
+    lock.unlock();
+    std::vector<Stage> batch_stages;
+    for (size_t i : mine) batch_stages.push_back(stages[i]);
+    Expected<std::vector<double>> ms = inner.stage_latencies_ms(g, batch_stages, batch);
+    if (ms && ms->size() != mine.size())
+      ms = error(ErrorCode::kRuntimeError, inner.name() + " cost model answered " + std::to_string(ms->size()) +
+                                               " latencies for " + std::to_string(mine.size()) + " stages");
+    lock.lock();
+    for (size_t k = 0; k < mine.size(); ++k) {
+      measuring_.erase(keys[mine[k]]);
+      if (ms) table_.emplace(keys[mine[k]], out[mine[k]] = (*ms)[k]);
+    }
+    measured_.notify_all();
+    if (!ms) return ms.status();
+  }
+  for (size_t i : waiting) {
+    measured_.wait(lock, [&] { return table_.count(keys[i]) || !measuring_.count(keys[i]); });
+    if (auto it = table_.find(keys[i]); it != table_.end()) {
+      ++hits_;
+      out[i] = it->second;
+      continue;
+    }
+    lock.unlock();  // the worker measuring it failed: this one tries
+    ASSIGN_OR_RETURN(std::vector<double> ms, lookup_or_measure({keys[i]}, inner, g, {stages[i]}, batch));
+    out[i] = ms[0];
+    lock.lock();
+  }
+  return out;
 }
 
 size_t StageCache::hits() const {

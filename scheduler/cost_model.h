@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "ir/graph.h"
 #include "scheduler/schedule.h"
@@ -22,6 +23,10 @@ class CostModel {
   virtual std::string name() const = 0;
   // Latency in milliseconds of one stage at a batch size, as the runtime will run it.
   virtual Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) = 0;
+  // The same for several stages, in order. A model that measures overlaps their setup with their timing;
+  // this default asks one at a time.
+  virtual Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                           int batch);
 };
 
 // A canonical description of a stage that does not mention op names: op kinds, attributes, input
@@ -93,6 +98,10 @@ class StageCache : public CostModel {
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
     return own_.stage_latency_ms(g, stage, batch);
   }
+  Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                   int batch) override {
+    return own_.stage_latencies_ms(g, stages, batch);
+  }
   std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
@@ -108,16 +117,21 @@ class StageCache : public CostModel {
     View(StageCache& cache, CostModel& inner) : cache_(cache), inner_(inner) {}
     std::string name() const override { return inner_.name(); }
     Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
+    Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                     int batch) override;
 
    private:
+    std::string key_of(const ir::Graph& g, const Stage& stage, int batch);
     StageCache& cache_;
     CostModel& inner_;
     const ir::Graph* keys_of_ = nullptr;  // the graph op_keys_ belong to
     std::string keys_of_name_;
     std::vector<std::string> op_keys_;
   };
-  Expected<double> lookup_or_measure(const std::string& key, CostModel& inner, const ir::Graph& g, const Stage& stage,
-                                     int batch);
+  // The stages' latencies by their keys: those in the table, then those no other worker is measuring
+  // (measured by `inner` in one batch), then those another worker was measuring (waited for).
+  Expected<std::vector<double>> lookup_or_measure(const std::vector<std::string>& keys, CostModel& inner,
+                                                  const ir::Graph& g, const std::vector<Stage>& stages, int batch);
 
   std::string key_;
   mutable std::mutex mutex_;  // guards the table, the stages being measured and the counters

@@ -308,14 +308,41 @@ class PartDp {
     }
   }
 
-  Expected<double> stage_cost(Mask t, bool merge) {
-    auto& cache = merge ? merge_cost_ : parallel_cost_;
-    auto it = cache.find(t);
-    if (it != cache.end()) return it->second;
-    ++stats_->stages_costed;
-    ASSIGN_OR_RETURN(double ms, model_->stage_latency_ms(g_, to_stage(t, merge), options_.batch));
-    cache.emplace(t, ms);
-    return ms;
+  struct Candidate {
+    double lower, rest;
+    Mask ending;
+    bool merge;
+  };
+
+  std::unordered_map<Mask, double, MaskHash>& costs(bool merge) { return merge ? merge_cost_ : parallel_cost_; }
+  bool costed(Mask t, bool merge) { return costs(merge).count(t) != 0; }
+
+  // Asks the model for the stages `todo` (distinct, none costed yet) in one request.
+  Status cost_stages(const std::vector<std::pair<Mask, bool>>& todo) {
+    if (todo.empty()) return Status::ok();
+    std::vector<Stage> stages;
+    for (const auto& [t, merge] : todo) stages.push_back(to_stage(t, merge));
+    ASSIGN_OR_RETURN(std::vector<double> ms, model_->stage_latencies_ms(g_, stages, options_.batch));
+    for (size_t i = 0; i < todo.size(); ++i) costs(todo[i].second).emplace(todo[i].first, ms[i]);
+    stats_->stages_costed += static_cast<int64_t>(todo.size());
+    ++stats_->cost_requests;
+    return Status::ok();
+  }
+
+  // Costs candidates[from] if it is not costed yet, with the next uncosted candidates the DP may reach
+  // (floors under `bound`) up to the stage batch. Before the state has any bound, the first candidate
+  // goes alone: its cost is the bound that prunes most of the rest.
+  Status cost_ahead(const std::vector<Candidate>& candidates, size_t from, double bound) {
+    if (costed(candidates[from].ending, candidates[from].merge)) return Status::ok();
+    const size_t batch = std::isinf(bound) && options_.bound_pruning ? 1 : size_t(std::max(options_.stage_batch, 1));
+    std::vector<std::pair<Mask, bool>> todo;
+    for (size_t j = from; j < candidates.size() && todo.size() < batch; ++j) {
+      const Candidate& c = candidates[j];
+      if (options_.bound_pruning && c.lower >= bound) break;
+      const std::pair<Mask, bool> key{c.ending, c.merge};
+      if (!costed(c.ending, c.merge) && std::find(todo.begin(), todo.end(), key) == todo.end()) todo.push_back(key);
+    }
+    return cost_stages(todo);
   }
 
   // A floor under a concurrent stage's latency from its ops timed alone: a group runs its ops one
@@ -323,11 +350,14 @@ class PartDp {
   // op's figure, which the group pays once.
   Expected<double> stage_floor(Mask t) {
     if (alone_.empty()) {
+      std::vector<std::pair<Mask, bool>> todo;
+      for (int i = 0; i < n_; ++i)
+        if (!costed(bit(i), false)) todo.emplace_back(bit(i), false);
+      RETURN_IF_ERROR(cost_stages(todo));
       cheapest_alone_ = std::numeric_limits<double>::infinity();
       for (int i = 0; i < n_; ++i) {
-        ASSIGN_OR_RETURN(double ms, stage_cost(bit(i), false));
-        alone_.push_back(ms);
-        cheapest_alone_ = std::min(cheapest_alone_, ms);
+        alone_.push_back(parallel_cost_.at(bit(i)));
+        cheapest_alone_ = std::min(cheapest_alone_, alone_.back());
       }
     }
     if (auto it = floor_.find(t); it != floor_.end()) return it->second;
@@ -346,11 +376,6 @@ class PartDp {
     if (s == 0) return 0.0;
     auto it = memo_.find(s);
     if (it != memo_.end()) return it->second.cost;
-    struct Candidate {
-      double lower, rest;
-      Mask ending;
-      bool merge;
-    };
     std::vector<Candidate> candidates;
     const auto all_endings = endings(s);
     for (const auto& [t, merge] : all_endings) {
@@ -377,9 +402,11 @@ class PartDp {
     if (options_.bound_pruning)
       std::stable_sort(candidates.begin(), candidates.end(),
                        [](const Candidate& a, const Candidate& b) { return a.lower < b.lower; });
-    for (const Candidate& c : candidates) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate& c = candidates[i];
       if (options_.bound_pruning && c.lower >= best.cost) break;
-      ASSIGN_OR_RETURN(double here, stage_cost(c.ending, c.merge));
+      RETURN_IF_ERROR(cost_ahead(candidates, i, best.cost));
+      const double here = costs(c.merge).at(c.ending);
       if (c.rest + here < best.cost) best = Entry{c.rest + here, c.ending, c.merge};
     }
     ++stats_->states;

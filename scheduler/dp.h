@@ -33,12 +33,18 @@ struct DpOptions {
   // endings past it are skipped. 0: no limit. Concurrency costs memory: without a limit the measured
   // search's RandWire schedule needed 1.98x the sequential schedule's activations.
   double memory_budget = 1.5;
+  // Stages asked of the cost model at once: a state's next candidates in the order the DP costs them,
+  // while their floors are under the best ending so far. A measuring model times them in one pass over
+  // the GPU. Some may then be pruned by a better ending among them: they were costed for nothing, and
+  // the DP's answer is the same as with 1.
+  int stage_batch = 8;
 };
 
 struct DpStats {
   int64_t states = 0;
   int64_t transitions = 0;     // (state, ending) pairs considered
   int64_t stages_costed = 0;   // distinct stages whose latency was asked of the cost model
+  int64_t cost_requests = 0;   // requests they were asked in (DpOptions::stage_batch)
   double latency_ms = 0;       // the optimum, summed over parts
   int64_t budget_splits = 0;   // parts split because they went past DpOptions::max_transitions
   int64_t memory_skipped = 0;  // endings skipped because they went past DpOptions::memory_budget

@@ -127,6 +127,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
   RETURN_ERROR_IF(options.max_transitions < 1, ErrorCode::kInvalidArgument, "--search-budget must be at least 1");
   RETURN_ERROR_IF(options.memory_budget != 0 && !(options.memory_budget >= 1), ErrorCode::kInvalidArgument,
                   "--memory-budget must be 0 (no limit) or at least 1 (the sequential schedule's peak)");
+  RETURN_ERROR_IF(options.stage_batch < 1, ErrorCode::kInvalidArgument, "--stage-batch must be at least 1");
   RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument,
                   "the greedy stream cap must be at least 1");
   const auto start = std::chrono::steady_clock::now();
@@ -157,6 +158,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
       dp.bound_pruning = options.bound_pruning;
       dp.max_transitions = options.max_transitions;
       dp.memory_budget = options.memory_budget;
+      dp.stage_batch = options.stage_batch;
       search.on_part = options.on_part;
       search.reuse_parts = options.reuse_parts;
       std::vector<CostModel*> models = {&model};

@@ -68,21 +68,20 @@ bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& ru
   return n >= rule.min_rounds && relative_spread(rounds) <= rule.tolerance;
 }
 
-void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule, double build_s,
-                           double timing_s) {
+void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule) {
   ++stages;
-  this->rounds += static_cast<int64_t>(rounds.size());
-  replays += rule.warmup + static_cast<int64_t>(rounds.size()) * rule.number;
+  const auto n = static_cast<int64_t>(rounds.size());
+  this->rounds += n;
+  replays += rule.warmup * (n > rule.min_rounds ? 2 : 1) + n * rule.number;
+  for (double ms : rounds) gpu_seconds += ms * rule.number * 1e-3;
   const double spread = relative_spread(rounds);
   unsettled += spread > rule.tolerance;
   spreads.push_back(spread);
-  build_seconds += build_s;
-  timing_seconds += timing_s;
 }
 
 void StageTimingStats::merge(const StageTimingStats& o) {
-  stages += o.stages, rounds += o.rounds, replays += o.replays, unsettled += o.unsettled;
-  build_seconds += o.build_seconds, timing_seconds += o.timing_seconds;
+  stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
+  build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   spreads.insert(spreads.end(), o.spreads.begin(), o.spreads.end());
 }
 
@@ -94,13 +93,14 @@ double StageTimingStats::spread_percentile(double p) const {
 }
 
 std::string StageTimingStats::summary() const {
-  char text[256];
+  char text[320];
   std::snprintf(text, sizeof text,
-                "%lld stages timed, %.2f rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, %lld above "
-                "tolerance | host: %.1f s building, %.1f s timing",
-                static_cast<long long>(stages), stages ? double(rounds) / double(stages) : 0.0,
-                stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5),
-                100 * spread_percentile(0.9), static_cast<long long>(unsettled), build_seconds, timing_seconds);
+                "%lld stages timed in %lld passes, %.2f rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
+                "%lld above tolerance | GPU: %.1f s in timed rounds | host: %.1f s building, %.1f s waiting",
+                static_cast<long long>(stages), static_cast<long long>(passes),
+                stages ? double(rounds) / double(stages) : 0.0, stages ? double(replays) / double(stages) : 0.0,
+                100 * spread_percentile(0.5), 100 * spread_percentile(0.9), static_cast<long long>(unsettled),
+                gpu_seconds, build_seconds, wait_seconds);
   return text;
 }
 

@@ -45,11 +45,15 @@ bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& ru
 // What timing a whole search's stages cost and how noisy they were.
 struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
-  int64_t unsettled = 0;                         // stages that reached max_rounds with their spread above tolerance
-  double build_seconds = 0, timing_seconds = 0;  // host wall time: making stage executors, timing them
-  std::vector<double> spreads;                   // per stage
+  int64_t passes = 0;     // batches of stages timed with one wait (rt::StageTimer)
+  int64_t unsettled = 0;  // stages that reached max_rounds with their spread above tolerance
+  // Host wall time making stage executors (the GPU replays earlier stages meanwhile), and waiting for
+  // the GPU after the last stage of a pass; GPU time inside timed rounds.
+  double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;
+  std::vector<double> spreads;  // per stage
 
-  void add(const std::vector<double>& rounds, const StageTimingRule& rule, double build_s, double timing_s);
+  // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest.
+  void add(const std::vector<double>& rounds, const StageTimingRule& rule);
   void merge(const StageTimingStats& other);
   double spread_percentile(double p) const;  // p in [0, 1]
   std::string summary() const;               // one line for logs

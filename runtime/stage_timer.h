@@ -1,0 +1,55 @@
+// Times the measured cost model's stage executors, many per pass over the GPU. Each stage's warm-up and
+// first rule.min_rounds rounds are queued behind the previous stage's without waiting, so the GPU replays
+// one stage while the host builds the next. A stage whose first rounds are done without having settled
+// (sched::timing_settled) gets all its remaining rounds at once, after another warm-up: its rounds are no
+// longer back to back with its first ones. The host waits once per pass, not once per round.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/context.h"
+#include "runtime/executor.h"
+#include "scheduler/stage_timing.h"
+
+namespace ios::rt {
+
+class StageTimer {
+ public:
+  // Every executor added must replay on `context`'s first stream (the one its L2 flushes go to).
+  StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context);
+  ~StageTimer();  // waits for what is queued: the executors it holds are then destroyed idle
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+  // Queues `exec`'s warm-up and first rounds, then the remaining rounds of every earlier stage whose
+  // first rounds are done and have not settled. Holds `exec` until finish().
+  Status add(std::unique_ptr<Executor> exec);
+  // Waits for every stage added since the last finish(); per stage, in the order added, its rounds
+  // (per-replay means in milliseconds).
+  Expected<std::vector<std::vector<double>>> finish();
+
+ private:
+  struct Span {  // one replay (cold) or one round of replays (warm) between two events
+    cudaEvent_t begin, end;
+  };
+  struct Timed {
+    std::unique_ptr<Executor> exec;
+    std::vector<std::vector<Span>> rounds;
+    bool checked = false;  // its first rounds were read and, if unsettled, extended
+  };
+
+  Status queue(Timed& t, int rounds);
+  Expected<std::vector<double>> read(const Timed& t) const;
+  Status check(Timed& t);          // reads t's first rounds (done) and queues the rest if they have not settled
+  Expected<cudaEvent_t> record();  // a new timing event, recorded on the stream
+
+  sched::StageTimingRule rule_;
+  std::shared_ptr<Context> context_;
+  cudaStream_t stream_;
+  std::vector<Event> events_;
+  std::vector<Timed> timed_;
+  size_t unchecked_ = 0;  // timed_[unchecked_..] have not been checked; they finish in this order
+};
+
+}  // namespace ios::rt
