@@ -326,7 +326,9 @@ TEST(StageBatch, RequestsHoldAtMostTheBatchExceptTheSingleOpFloors) {
     for (const auto& request : model.requests) {
       const bool floors = std::all_of(request.begin(), request.end(),
                                       [](const Stage& st) { return st.groups.size() == 1 && st.ops().size() == 1; });
-      if (!floors) EXPECT_LE(request.size(), 4u);
+      if (!floors) {
+        EXPECT_LE(request.size(), 4u);
+      }
       largest = std::max(largest, request.size());
     }
     EXPECT_GT(largest, 1u) << "no request was batched";
