@@ -15,7 +15,9 @@
 #                                  run ABAB end to end
 #   run_search.sh OUT batch NET EARLIER [SIZES]  NET searched with each --stage-batch in SIZES (default
 #                                  "1 8"), the last again from its stage cache, then EARLIER (an earlier
-#                                  session's schedule) and the last search's run ABAB end to end
+#                                  session's schedule) and the last search's run ABAB end to end; the last
+#                                  stage cache is kept (offline replays of the search)
+# SEARCH_FLAGS are added to every search (e.g. "--stage-timing 1/1/3-6/0.05").
 # Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
 out=${1:-experiments/results/latest}
@@ -29,7 +31,7 @@ search() {  # NAME NET EXTRA-FLAGS...
   local name=$1 net=$2
   shift 2
   timeout "${SEARCH_TIMEOUT:-590}" build/bin/ios optimize --model "$net" --randwire-graphs "$graphs" --opt ios-both --cost-model measured \
-    --max-part-size 50 --out "$out/$name.json" "$@" 2>&1 | tr '\r' '\n' | tee "$out/$name.log" |
+    --max-part-size 50 --out "$out/$name.json" ${SEARCH_FLAGS:-} "$@" 2>&1 | tr '\r' '\n' | tee "$out/$name.log" |
     grep -E "Model:|Parts:|Stage timing|Fidelity|error" | cut -c1-400
 }
 case "$profile" in
@@ -90,7 +92,7 @@ case "$profile" in
           tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
       done
     done
-    rm -f "$out/${net}"_stages_*.json ;;
+    for size in $sizes; do [ "$size" = "$last" ] || rm -f "$out/${net}_stages_${size}.json"; done ;;
   devices)
     net=${3:-nasnet} list=${4:-all}
     search "${net}_devices_0" "$net" --devices 0 --no-measure
