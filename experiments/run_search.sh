@@ -17,6 +17,8 @@
 #                                  "1 8"), the last again from its stage cache, then EARLIER (an earlier
 #                                  session's schedule) and the last search's run ABAB end to end; the last
 #                                  stage cache is kept (offline replays of the search)
+#   run_search.sh OUT rules NET "RULE..."  NET searched with each --stage-timing RULE in turn (the first
+#                                  search also fills the kernel cache), then every schedule run ABAB end to end
 # SEARCH_FLAGS are added to every search (e.g. "--stage-timing 1/1/3-6/0.05").
 # Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
@@ -33,6 +35,16 @@ search() {  # NAME NET EXTRA-FLAGS...
   timeout "${SEARCH_TIMEOUT:-590}" build/bin/ios optimize --model "$net" --randwire-graphs "$graphs" --opt ios-both --cost-model measured \
     --max-part-size 50 --out "$out/$name.json" ${SEARCH_FLAGS:-} "$@" 2>&1 | tr '\r' '\n' | tee "$out/$name.log" |
     grep -E "Model:|Parts:|Stage timing|Fidelity|error" | cut -c1-400
+}
+abab() {  # NET SCHEDULE...: each schedule run end to end, two interleaved rounds
+  local net=$1
+  shift
+  for round in 1 2; do
+    for schedule in "$@"; do
+      timeout 120 build/bin/ios run --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" --iters 1000 2>&1 |
+        tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
+    done
+  done
 }
 case "$profile" in
   small)
@@ -72,12 +84,7 @@ case "$profile" in
     for schedule in "$earlier" "$out/${net}_budget.json"; do
       build/bin/ios validate --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" 2>&1 | tee -a "$out/memory.log"
     done
-    for round in 1 2; do
-      for schedule in "$earlier" "$out/${net}_budget.json"; do
-        timeout 120 build/bin/ios run --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" --iters 1000 2>&1 |
-          tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
-      done
-    done
+    abab "$net" "$earlier" "$out/${net}_budget.json"
     rm -f "$out/${net}_stages.json" ;;
   batch)
     net=${3:-nasnet} earlier=${4:?an earlier schedule of NET} sizes=${5:-1 8}
@@ -86,13 +93,16 @@ case "$profile" in
       last=$size
     done
     search "${net}_cached" "$net" --stage-batch "$last" --stage-cache "$out/${net}_stages_${last}.json" --no-measure
-    for round in 1 2; do
-      for schedule in "$earlier" "$out/${net}_batch${last}.json"; do
-        timeout 120 build/bin/ios run --model "$net" --randwire-graphs "$graphs" --schedule "$schedule" --iters 1000 2>&1 |
-          tee -a "$out/abab.log" | grep -E "^Latency" | sed "s|^|$net $(basename "$schedule") round $round: |"
-      done
-    done
+    abab "$net" "$earlier" "$out/${net}_batch${last}.json"
     for size in $sizes; do [ "$size" = "$last" ] || rm -f "$out/${net}_stages_${size}.json"; done ;;
+  rules)
+    net=${3:-nasnet} rules=${4:?stage-timing rules} i=0 schedules=()
+    for rule in $rules; do
+      i=$((i + 1))
+      search "${net}_rule${i}" "$net" --stage-timing "$rule"
+      schedules+=("$out/${net}_rule${i}.json")
+    done
+    abab "$net" "${schedules[@]}" ;;
   devices)
     net=${3:-nasnet} list=${4:-all}
     search "${net}_devices_0" "$net" --devices 0 --no-measure

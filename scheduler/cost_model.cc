@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/file_io.h"
 #include "common/json_fields.h"
@@ -21,32 +21,40 @@ namespace {
 // One group's ops: attributes, inputs and output shapes. An input produced inside the group is named
 // by its position there ("L1"); any other by first appearance in the group ("X0"), whose node is
 // recorded in `outside`, so the caller can say which outside tensors groups share.
-std::string describe_group(const ir::Graph& g, const std::vector<std::string>& op_keys,
-                           const std::vector<ir::NodeId>& group, std::vector<ir::NodeId>& outside) {
-  std::ostringstream os;
-  os << "[";
+std::string describe_group(const OpKeys& keys, const ir::Graph& g, const std::vector<ir::NodeId>& group,
+                           std::vector<ir::NodeId>& outside) {
+  std::string out = "[";
   for (ir::NodeId id : group) {
-    const ir::Node& n = g.node(id);
-    os << op_keys[size_t(id)];
-    os << "<";
-    for (const ir::Term& term : n.inputs) {
-      os << "(";
+    out += keys.attrs[size_t(id)];
+    out += '<';
+    for (const ir::Term& term : g.node(id).inputs) {
+      out += '(';
       for (const ir::Value& v : term) {
         if (auto it = std::find(group.begin(), group.end(), v.node); it != group.end()) {
-          os << "L" << (it - group.begin());
+          out += 'L';
+          out += std::to_string(it - group.begin());
         } else {
           auto o = std::find(outside.begin(), outside.end(), v.node);
           if (o == outside.end()) o = outside.insert(outside.end(), v.node);
-          os << "X" << (o - outside.begin());
+          out += 'X';
+          out += std::to_string(o - outside.begin());
         }
-        os << ":" << v.begin << "-" << v.end << "/" << g.node(v.node).output_shape.to_string() << ",";
+        out += ':';
+        out += std::to_string(v.begin);
+        out += '-';
+        out += std::to_string(v.end);
+        out += '/';
+        out += keys.shapes[size_t(v.node)];
+        out += ',';
       }
-      os << ")";
+      out += ')';
     }
-    os << ">" << n.output_shape.to_string() << ";";
+    out += '>';
+    out += keys.shapes[size_t(id)];
+    out += ';';
   }
-  os << "]";
-  return os.str();
+  out += ']';
+  return out;
 }
 
 uint64_t mix64(uint64_t h) {  // MurmurHash3's finaliser
@@ -57,45 +65,54 @@ uint64_t mix64(uint64_t h) {  // MurmurHash3's finaliser
   return h ^ (h >> 33);
 }
 
+uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
 }  // namespace
 
 std::string signature_hash(const std::string& signature) {
-  // Two FNV-1a lanes with different bases and primes, each finalised: 128 bits.
+  // Two independent lanes over 8-byte words (multiply, rotate), each finalised: 128 bits. A word at a
+  // time because a re-search from a cache file hashes ~1.6 kB for each of ~200k stages.
   uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-  for (unsigned char c : signature) {
-    a = (a ^ c) * 0x100000001b3ull;
-    b = (b ^ c) * 0x00000100000001b3ull ^ (b >> 29);
+  const size_t n = signature.size();
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, signature.data() + i, std::min<size_t>(8, n - i));
+    a = rotl((a ^ word) * 0x9e3779b97f4a7c15ull, 31);
+    b = rotl((b ^ word) * 0xc2b2ae3d27d4eb4full, 29);
   }
   char text[40];
-  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(mix64(a)),
-                static_cast<unsigned long long>(mix64(b ^ signature.size())));
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(mix64(a ^ n)),
+                static_cast<unsigned long long>(mix64(b + 0x165667b19e3779f9ull * n)));
   return text;
 }
 
-std::vector<std::string> op_keys(const ir::Graph& g) {
-  std::vector<std::string> keys;
-  keys.reserve(g.nodes.size());
-  for (const ir::Node& n : g.nodes) keys.push_back(ir::attrs_key(n.op));
+OpKeys op_keys(const ir::Graph& g) {
+  OpKeys keys;
+  keys.attrs.reserve(g.nodes.size());
+  keys.shapes.reserve(g.nodes.size());
+  for (const ir::Node& n : g.nodes) {
+    keys.attrs.push_back(ir::attrs_key(n.op));
+    keys.shapes.push_back(n.output_shape.to_string());
+  }
   return keys;
 }
 
 std::string stage_signature(const ir::Graph& g, const Stage& stage) { return stage_signature(g, op_keys(g), stage); }
 
-std::string stage_signature(const ir::Graph& g, const std::vector<std::string>& op_keys, const Stage& stage) {
+std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage) {
   // Each group is described on its own; concurrent groups run the same in any order, so they are
   // listed sorted, and a permuted stage is measured once. Which outside tensors several groups read
   // (and which group's output another group reads) is kept as a list of (group, input) pairs.
   const size_t n = stage.groups.size();
   std::vector<std::string> text(n);
   std::vector<std::vector<ir::NodeId>> outside(n);
-  for (size_t gi = 0; gi < n; ++gi) text[gi] = describe_group(g, op_keys, stage.groups[gi], outside[gi]);
+  for (size_t gi = 0; gi < n; ++gi) text[gi] = describe_group(keys, g, stage.groups[gi], outside[gi]);
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
   if (stage.kind == StageKind::kConcurrent)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return text[a] < text[b]; });
-  std::ostringstream os;
-  os << (stage.kind == StageKind::kMerge ? "M" : "P");
-  for (size_t gi : order) os << text[gi];
+  std::string out = stage.kind == StageKind::kMerge ? "M" : "P";
+  for (size_t gi : order) out += text[gi];
   std::map<ir::NodeId, std::vector<std::pair<size_t, size_t>>> readers;  // tensor -> (group position, X index)
   for (size_t pos = 0; pos < n; ++pos)
     for (size_t x = 0; x < outside[order[pos]].size(); ++x) readers[outside[order[pos]][x]].emplace_back(pos, x);
@@ -106,14 +123,15 @@ std::string stage_signature(const ir::Graph& g, const std::vector<std::string>& 
   for (const auto& [tensor, rs] : readers) {
     auto p = produced.find(tensor);
     if (rs.size() < 2 && p == produced.end()) continue;
-    std::ostringstream link;
-    if (p != produced.end()) link << "g" << p->second.first << "." << p->second.second << "->";
-    for (const auto& [pos, x] : rs) link << pos << ":" << x << ",";
-    links.push_back(link.str());
+    std::string link;
+    if (p != produced.end())
+      link += "g" + std::to_string(p->second.first) + "." + std::to_string(p->second.second) + "->";
+    for (const auto& [pos, x] : rs) link += std::to_string(pos) + ":" + std::to_string(x) + ",";
+    links.push_back(std::move(link));
   }
   std::sort(links.begin(), links.end());
-  for (const std::string& l : links) os << "{" << l << "}";
-  return os.str();
+  for (const std::string& l : links) out += "{" + l + "}";
+  return out;
 }
 
 AnalyticCostModel::OpEstimate AnalyticCostModel::from_cost(double flops, double bytes, int kernels,
@@ -176,7 +194,7 @@ Expected<std::vector<double>> CostModel::stage_latencies_ms(const ir::Graph& g, 
 
 std::string StageCache::View::key_of(const ir::Graph& g, const Stage& stage, int batch) {
   // A search asks about one graph many times: its ops' keys are serialized once.
-  if (keys_of_ != &g || keys_of_name_ != g.name || op_keys_.size() != g.nodes.size()) {
+  if (keys_of_ != &g || keys_of_name_ != g.name || op_keys_.attrs.size() != g.nodes.size()) {
     op_keys_ = op_keys(g);
     keys_of_ = &g;
     keys_of_name_ = g.name;

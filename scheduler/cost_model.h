@@ -33,9 +33,14 @@ class CostModel {
 // and output shapes, term structure, and which ops of the stage read which. Identical cells of a
 // network give identical signatures, so their stages are costed once.
 std::string stage_signature(const ir::Graph& g, const Stage& stage);
-// The same with every node's ir::attrs_key computed beforehand (op_keys(g)), as a search does.
-std::string stage_signature(const ir::Graph& g, const std::vector<std::string>& op_keys, const Stage& stage);
-std::vector<std::string> op_keys(const ir::Graph& g);
+// Every node's share of a signature, serialized once per graph: a search asks for hundreds of
+// thousands of signatures of one graph (a re-search from a stage cache file is little else).
+struct OpKeys {
+  std::vector<std::string> attrs;   // ir::attrs_key of each node
+  std::vector<std::string> shapes;  // its output shape
+};
+OpKeys op_keys(const ir::Graph& g);
+std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage);
 // 32 hex digits standing for a signature in the stage cache: RandWire's 166k measured stages have
 // signatures of ~1.6 kB each, too large to keep and persist verbatim.
 std::string signature_hash(const std::string& signature);
@@ -90,9 +95,9 @@ class TableCostModel : public CostModel {
 // another thread is measuring is waited for, never measured twice.
 class StageCache : public CostModel {
  public:
-  // `key` names what the latencies were measured under (callers include kKeyFormat, so files written
-  // before signatures were hashed are ignored).
-  static constexpr const char* kKeyFormat = "hashed signatures";
+  // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
+  // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
+  static constexpr const char* kKeyFormat = "hashed signatures v2";
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}
   std::string name() const override { return own_.name(); }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
@@ -126,7 +131,7 @@ class StageCache : public CostModel {
     CostModel& inner_;
     const ir::Graph* keys_of_ = nullptr;  // the graph op_keys_ belong to
     std::string keys_of_name_;
-    std::vector<std::string> op_keys_;
+    OpKeys op_keys_;
   };
   // The stages' latencies by their keys: those in the table, then those no other worker is measuring
   // (measured by `inner` in one batch), then those another worker was measuring (waited for).

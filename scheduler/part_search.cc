@@ -44,7 +44,7 @@ std::vector<Stage> map_stages(const PartJob& original, const std::vector<ir::Nod
 
 // In search order (LiveMemoryModel's order of parts).
 std::vector<PartJob> make_jobs(const ir::Graph& g, const DpOptions& dp, bool reuse_parts) {
-  const std::vector<std::string> keys = op_keys(g);
+  const OpKeys keys = op_keys(g);
   std::vector<PartJob> jobs;
   std::map<std::string, int> first_with;
   for (size_t b = 0; b < g.blocks.size(); ++b)
@@ -156,8 +156,7 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
 
 }  // namespace
 
-std::string part_signature(const ir::Graph& g, const std::vector<std::string>& op_keys,
-                           const std::vector<ir::NodeId>& part) {
+std::string part_signature(const ir::Graph& g, const OpKeys& op_keys, const std::vector<ir::NodeId>& part) {
   // One group holding the whole part: its ops in order, their attributes, shapes and wiring.
   return stage_signature(g, op_keys, Stage{StageKind::kConcurrent, {part}});
 }

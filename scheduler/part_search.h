@@ -32,8 +32,7 @@ struct PartSearchResult {
 };
 
 // A key shared exactly by parts the DP cannot tell apart (see stage_signature).
-std::string part_signature(const ir::Graph& g, const std::vector<std::string>& op_keys,
-                           const std::vector<ir::NodeId>& part);
+std::string part_signature(const ir::Graph& g, const OpKeys& op_keys, const std::vector<ir::NodeId>& part);
 
 // `models[i]` is used by worker i only; with one model the search runs on the calling thread.
 Expected<PartSearchResult> search_parts(const ir::Graph& g, const PartSearchOptions& options,

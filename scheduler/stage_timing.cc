@@ -6,13 +6,18 @@
 namespace ios::sched {
 
 std::string StageTimingRule::describe() const {
-  char text[160];
+  char text[200];
   if (min_rounds >= max_rounds)
     std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d rounds", warmup, number, max_rounds);
   else
     std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d-%d rounds until spread <= %.0f%%", warmup,
                   number, min_rounds, max_rounds, tolerance * 100);
-  return std::string(text) + (cold_l2 ? ", L2 flushed before each replay" : "");
+  std::string out = text;
+  if (min_rounds < max_rounds && abs_tolerance_ms > 0) {
+    std::snprintf(text, sizeof text, " or %.3g us", abs_tolerance_ms * 1e3);
+    out += text;
+  }
+  return out + (cold_l2 ? ", L2 flushed before each replay" : "");
 }
 
 namespace {
@@ -21,18 +26,24 @@ namespace {
 Expected<StageTimingRule> parse_rule(const std::string& base, const std::string& text) {
   if (base == "adaptive") return StageTimingRule{};
   if (base == "ios") return StageTimingRule::ios();
+  if (base == "fast") return StageTimingRule::fast();
   StageTimingRule r;
-  char tail = 0;
-  const int read = std::sscanf(base.c_str(), "%d/%d/%d-%d/%lf%c", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds,
-                               &r.tolerance, &tail);
-  RETURN_ERROR_IF(read != 5, ErrorCode::kInvalidArgument,
-                  "--stage-timing must be adaptive, ios or W/N/MIN-MAX/TOL (e.g. 1/2/3-6/0.05), optionally followed by "
-                  "',cold-l2', got '" +
+  double abs_us = 0;
+  int used = -1, abs_used = -1;
+  std::sscanf(base.c_str(), "%d/%d/%d-%d/%lf%n", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds, &r.tolerance,
+              &used);
+  if (used > 0 && base[size_t(used)] == '/' && std::sscanf(base.c_str() + used, "/%lf%n", &abs_us, &abs_used) == 1)
+    used += abs_used;
+  RETURN_ERROR_IF(used <= 0 || size_t(used) != base.size(), ErrorCode::kInvalidArgument,
+                  "--stage-timing must be adaptive, ios, fast or W/N/MIN-MAX/TOL[/ABS_US] (e.g. 1/2/3-6/0.05 or "
+                  "1/1/3-6/0.05/2), optionally followed by ',cold-l2', got '" +
                       text + "'");
   RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
-                      r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0),
+                      r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0) ||
+                      !(abs_us >= 0) || abs_us > 1e6,
                   ErrorCode::kInvalidArgument,
-                  "--stage-timing '" + text + "': need 0 <= W, 1 <= N, 1 <= MIN <= MAX <= 1000, TOL >= 0");
+                  "--stage-timing '" + text + "': need 0 <= W, 1 <= N, 1 <= MIN <= MAX <= 1000, TOL >= 0, 0 <= ABS_US");
+  r.abs_tolerance_ms = abs_us * 1e-3;
   return r;
 }
 
@@ -62,10 +73,16 @@ double relative_spread(const std::vector<double>& rounds) {
   return median > 0 ? (*hi - *lo) / median : 0;
 }
 
+bool within_tolerance(const std::vector<double>& rounds, const StageTimingRule& rule) {
+  if (relative_spread(rounds) <= rule.tolerance) return true;
+  const auto [lo, hi] = std::minmax_element(rounds.begin(), rounds.end());
+  return *hi - *lo <= rule.abs_tolerance_ms;
+}
+
 bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule) {
   const int n = static_cast<int>(rounds.size());
   if (n >= rule.max_rounds) return true;
-  return n >= rule.min_rounds && relative_spread(rounds) <= rule.tolerance;
+  return n >= rule.min_rounds && within_tolerance(rounds, rule);
 }
 
 void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule) {
@@ -74,9 +91,8 @@ void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingR
   this->rounds += n;
   replays += rule.warmup * (n > rule.min_rounds ? 2 : 1) + n * rule.number;
   for (double ms : rounds) gpu_seconds += ms * rule.number * 1e-3;
-  const double spread = relative_spread(rounds);
-  unsettled += spread > rule.tolerance;
-  spreads.push_back(spread);
+  unsettled += !within_tolerance(rounds, rule);
+  spreads.push_back(relative_spread(rounds));
 }
 
 void StageTimingStats::merge(const StageTimingStats& o) {

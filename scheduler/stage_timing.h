@@ -12,33 +12,39 @@
 namespace ios::sched {
 
 // From `min_rounds` rounds on, timing stops as soon as the rounds' relative spread
-// ((max - min) / median) is within `tolerance`; a noisy stage gets up to `max_rounds`. IOS's own rule
-// is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0}.
+// ((max - min) / median) is within `tolerance`, or their absolute spread within `abs_tolerance_ms`; a
+// noisy stage gets up to `max_rounds`. The absolute term exists because a stage of a few microseconds
+// jitters by tens of percent from launch to launch while an error that small cannot change which
+// schedule wins. IOS's own rule is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0, 0}.
 struct StageTimingRule {
   int warmup = 1;
   int number = 2;
   int min_rounds = 3;
   int max_rounds = 6;
   double tolerance = 0.05;
+  double abs_tolerance_ms = 0;
   // Each replay after an L2 flush, timed alone (the round is the mean of its replays). Replayed back to
   // back, a stage finds its weights in the L2; inside the network they were evicted by the stages
   // before it whenever the network's weights exceed the L2.
   bool cold_l2 = false;
 
-  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0}; }
+  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0}; }
+  // Half the replays of the default, for a search in half the GPU time; on the H100 its NasNet schedules
+  // ran 5-7% slower than the default rule's (experiments/RESULTS.md, session 13).
+  static StageTimingRule fast() { return {1, 1, 3, 6, 0.05, 0.002}; }
   std::string describe() const;
   // What the rule adds to a stage-cache file key: cold-L2 timings are other numbers than warm ones.
-  std::string cache_tag() const {
-    return cold_l2 ? "|cold-l2" : "";
-  }  // "warmup 1, 3 replays per round, 3-8 rounds until spread <= 3%"
+  std::string cache_tag() const { return cold_l2 ? "|cold-l2" : ""; }
 };
 
-// "adaptive" (the defaults above), "ios", or "W/N/MIN-MAX/TOL" (e.g. "1/2/3-6/0.05"), each optionally
-// followed by ",cold-l2".
+// "adaptive" (the defaults above), "ios", "fast", or "W/N/MIN-MAX/TOL[/ABS_US]" (e.g. "1/2/3-6/0.05" or
+// "1/1/3-6/0.05/2": 5% or 2 microseconds), each optionally followed by ",cold-l2".
 Expected<StageTimingRule> parse_stage_timing(const std::string& text);
 
 double median_of(std::vector<double> values);
 double relative_spread(const std::vector<double>& rounds);  // (max - min) / median; 0 for fewer than 2
+// True when the rounds' spread is within either tolerance of the rule.
+bool within_tolerance(const std::vector<double>& rounds, const StageTimingRule& rule);
 // True once `rounds` (per-replay means, in order) satisfy the rule.
 bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule);
 

@@ -32,6 +32,22 @@ TEST(StageTiming, NoisyRoundsContinueUntilSteadyOrTheMaximum) {
   EXPECT_DOUBLE_EQ(median_of({1.0, 1.3, 1.0, 1.0, 1.0, 1.0}), 1.0);  // the outlier does not move it
 }
 
+TEST(StageTiming, AbsoluteToleranceSettlesShortStagesWhoseRelativeSpreadIsLarge) {
+  StageTimingRule rule;  // 3..6 rounds, 5%
+  rule.abs_tolerance_ms = 0.002;
+  const std::vector<double> short_stage = {0.010, 0.0115, 0.010};  // 15% but 1.5 us
+  EXPECT_TRUE(timing_settled(short_stage, rule));
+  EXPECT_FALSE(timing_settled({1.0, 1.1, 1.0}, rule));  // 10% of a millisecond is 100 us
+  rule.abs_tolerance_ms = 0;
+  EXPECT_FALSE(timing_settled(short_stage, rule));
+  StageTimingStats stats;
+  stats.add(short_stage, rule);
+  EXPECT_EQ(stats.unsettled, 1);
+  rule.abs_tolerance_ms = 0.002;
+  stats.add(short_stage, rule);
+  EXPECT_EQ(stats.unsettled, 1);  // within the absolute tolerance: settled
+}
+
 TEST(StageTiming, IosRuleAlwaysTimesSixRounds) {
   const StageTimingRule ios = StageTimingRule::ios();
   EXPECT_EQ(ios.warmup, 2);
@@ -64,8 +80,17 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   EXPECT_TRUE(cold->cold_l2);
   EXPECT_EQ(cold->max_rounds, StageTimingRule::ios().max_rounds);
   EXPECT_NE(cold->describe().find("L2 flushed"), std::string::npos);
-  for (const char* bad : {"", "fast", "1/3/3-8", "1/0/3-8/0.1", "1/3/5-2/0.1", "1/3/3-8/-1", "1/3/3-8/0.1x", ",cold-l2",
-                          "fast,cold-l2", "adaptive,cold-l2,cold-l2"}) {
+  auto fast = parse_stage_timing("fast");
+  ASSERT_TRUE(fast);
+  EXPECT_EQ(fast->describe(), parse_stage_timing("1/1/3-6/0.05/2")->describe());
+  auto abs = parse_stage_timing("1/1/3-6/0.05/2");
+  ASSERT_TRUE(abs);
+  EXPECT_EQ(abs->number, 1);
+  EXPECT_DOUBLE_EQ(abs->abs_tolerance_ms, 0.002);
+  EXPECT_NE(abs->describe().find("or 2 us"), std::string::npos) << abs->describe();
+  for (const char* bad :
+       {"", "quick", "1/3/3-8", "1/0/3-8/0.1", "1/3/5-2/0.1", "1/3/3-8/-1", "1/3/3-8/0.1x", ",cold-l2", "quick,cold-l2",
+        "adaptive,cold-l2,cold-l2", "1/1/3-6/0.05/-2", "1/1/3-6/0.05/2x", "1/1/3-6/0.05/2/3"}) {
     auto r = parse_stage_timing(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.status().message().find("--stage-timing"), std::string::npos) << r.status().message();
@@ -162,7 +187,7 @@ class CountingModel : public CostModel {
   }
 
  private:
-  std::vector<std::string> keys_;
+  OpKeys keys_;
   mutable std::mutex mutex_;
   std::vector<std::string> asked_;
 };
