@@ -17,9 +17,10 @@
 #                                  "1 8"), the last again from its stage cache, then EARLIER (an earlier
 #                                  session's schedule) and the last search's run ABAB end to end; the last
 #                                  stage cache is kept (offline replays of the search)
-#   run_search.sh OUT rules NET "RULE..."  NET searched with each --stage-timing RULE in turn (the first
-#                                  search also fills the kernel cache), then every schedule run ABAB end to end
-# SEARCH_FLAGS are added to every search (e.g. "--stage-timing 1/1/3-6/0.05").
+#   run_search.sh OUT rules NET "RULE..." [EARLIER...]  NET searched with each --stage-timing RULE in turn
+#                                  (the first search also fills the kernel cache), then EARLIER and every
+#                                  new schedule run ABAB end to end
+# SEARCH_FLAGS are added to every search (e.g. "--stage-timing fast").
 # Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
 out=${1:-experiments/results/latest}
@@ -96,7 +97,7 @@ case "$profile" in
     abab "$net" "$earlier" "$out/${net}_batch${last}.json"
     for size in $sizes; do [ "$size" = "$last" ] || rm -f "$out/${net}_stages_${size}.json"; done ;;
   rules)
-    net=${3:-nasnet} rules=${4:?stage-timing rules} i=0 schedules=()
+    net=${3:-nasnet} rules=${4:?stage-timing rules} i=0 schedules=("${@:5}")
     for rule in $rules; do
       i=$((i + 1))
       search "${net}_rule${i}" "$net" --stage-timing "$rule"

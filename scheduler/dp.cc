@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "scheduler/merge.h"
 
@@ -249,27 +250,34 @@ class PartDp {
       }
       if (!closures.empty()) options.push_back(std::move(closures));
     }
-    std::vector<Mask> groups;
-    std::unordered_map<Mask, bool, MaskHash> seen;
-    enumerate(options, 0, groups, seen, out);
+    Enumeration e{options, std::vector<std::vector<Mask>>(options.size()), {}, out};
+    enumerate(e, 0, {});
   }
+
+  struct Enumeration {
+    const std::vector<std::vector<Mask>>& options;  // per chain, its closures
+    std::vector<std::vector<Mask>> groups_at;       // per chain, the groups after choosing there (reused)
+    std::unordered_set<Mask, MaskHash> seen;
+    std::vector<std::pair<Mask, bool>>& out;
+  };
 
   // Chooses a closure (or none) per chain; overlapping closures merge into one group (union-find on
   // masks), and the size bound r is rechecked after every merge, the group bound s at the end.
-  void enumerate(const std::vector<std::vector<Mask>>& options, size_t chain, std::vector<Mask>& groups,
-                 std::unordered_map<Mask, bool, MaskHash>& seen, std::vector<std::pair<Mask, bool>>& out) const {
+  void enumerate(Enumeration& e, size_t chain, const std::vector<Mask>& groups) const {
     // One state's endings alone can pass the budget on a wide part; dp() then reports it.
-    if (out.size() > static_cast<size_t>(options_.max_transitions)) return;
-    if (chain == options.size()) {
+    if (e.out.size() > static_cast<size_t>(options_.max_transitions)) return;
+    if (chain == e.options.size()) {
       if (groups.empty() || static_cast<int>(groups.size()) > options_.s) return;
       Mask t = 0;
       for (Mask gm : groups) t |= gm;
-      if (seen.emplace(t, true).second) out.emplace_back(t, false);
+      if (e.seen.insert(t).second) e.out.emplace_back(t, false);
       return;
     }
-    enumerate(options, chain + 1, groups, seen, out);
-    for (Mask closure : options[chain]) {
-      std::vector<Mask> next;
+    enumerate(e, chain + 1, groups);
+    for (Mask closure : e.options[chain]) {
+      // Deeper levels only touch their own groups_at entries, so this one survives the recursion.
+      std::vector<Mask>& next = e.groups_at[chain];
+      next.clear();
       Mask merged = closure;
       for (Mask gm : groups) {
         if (gm & merged)
@@ -279,7 +287,7 @@ class PartDp {
       }
       if (popcount(merged) > options_.r) continue;
       next.push_back(merged);
-      enumerate(options, chain + 1, next, seen, out);
+      enumerate(e, chain + 1, next);
     }
   }
 

@@ -18,14 +18,21 @@ namespace {
 
 // ---------- the stop rule ----------
 
+// 3..6 rounds of 2 replays until the spread is within 5%.
+const StageTimingRule kThreeToSix{1, 2, 3, 6, 0.05, 0};
+
 TEST(StageTiming, SteadyRoundsStopAtTheMinimum) {
-  const StageTimingRule rule;  // 3..6 rounds, 5%
+  const StageTimingRule rule = kThreeToSix;
   EXPECT_FALSE(timing_settled({1.00, 1.01}, rule));
   EXPECT_TRUE(timing_settled({1.00, 1.01, 1.04}, rule));
+  const StageTimingRule adaptive;  // 2..4 rounds
+  EXPECT_FALSE(timing_settled({1.00}, adaptive));
+  EXPECT_TRUE(timing_settled({1.00, 1.04}, adaptive));
+  EXPECT_TRUE(timing_settled({1.0, 1.3, 1.0, 1.0}, adaptive));  // the maximum
 }
 
 TEST(StageTiming, NoisyRoundsContinueUntilSteadyOrTheMaximum) {
-  const StageTimingRule rule;
+  const StageTimingRule rule = kThreeToSix;
   EXPECT_FALSE(timing_settled({1.0, 1.3, 1.0}, rule));
   EXPECT_FALSE(timing_settled({1.0, 1.3, 1.0, 1.0, 1.0}, rule));  // the outlier stays in the spread
   EXPECT_TRUE(timing_settled({1.0, 1.3, 1.0, 1.0, 1.0, 1.0}, rule));
@@ -33,7 +40,7 @@ TEST(StageTiming, NoisyRoundsContinueUntilSteadyOrTheMaximum) {
 }
 
 TEST(StageTiming, AbsoluteToleranceSettlesShortStagesWhoseRelativeSpreadIsLarge) {
-  StageTimingRule rule;  // 3..6 rounds, 5%
+  StageTimingRule rule = kThreeToSix;
   rule.abs_tolerance_ms = 0.002;
   const std::vector<double> short_stage = {0.010, 0.0115, 0.010};  // 15% but 1.5 us
   EXPECT_TRUE(timing_settled(short_stage, rule));
@@ -98,7 +105,7 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
 }
 
 TEST(StageTiming, StatsCountRoundsReplaysSecondWarmupsAndStagesAboveTolerance) {
-  const StageTimingRule rule;  // 3..6 rounds
+  const StageTimingRule rule = kThreeToSix;
   StageTimingStats stats;
   stats.add({1.0, 1.0, 1.0}, rule);
   stats.add({1.0, 2.0, 1.0, 1.0, 1.0, 1.0}, rule);  // past min_rounds: warmed up again
