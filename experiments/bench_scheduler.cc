@@ -4,28 +4,44 @@
 // which is what a re-search from a measured search's cache file costs on the host (issue #10: <= 5 s).
 #include <benchmark/benchmark.h>
 
+#include <optional>
+
 #include "models/models.h"
 #include "scheduler/policies.h"
 
 namespace {
 
-void BM_IosBothSearch(benchmark::State& state, const char* model) {
-  auto g = ios::models::build_model(model);
+std::optional<ios::ir::Graph> model_or_skip(benchmark::State& state, const char* name) {
+  auto g = ios::models::build_model(name);
   if (!g) {
     state.SkipWithError(g.status().to_string().c_str());
-    return;
+    return std::nullopt;
   }
+  return std::move(*g);
+}
+
+// IOS-Both at IOS's experiment setting (r=3, s=8, part size 50); the error goes to `state`.
+std::optional<ios::sched::OptimizeResult> search_or_skip(benchmark::State& state, const ios::ir::Graph& g,
+                                                         ios::sched::CostModel& model) {
   ios::sched::OptimizeOptions options;
   options.policy = ios::sched::Policy::kDpBoth;
   options.max_part_size = 50;
+  auto r = ios::sched::optimize(g, options, model);
+  if (!r) {
+    state.SkipWithError(r.status().to_string().c_str());
+    return std::nullopt;
+  }
+  return std::move(*r);
+}
+
+void BM_IosBothSearch(benchmark::State& state, const char* name) {
+  const auto g = model_or_skip(state, name);
+  if (!g) return;
   for (auto _ : state) {
     ios::sched::AnalyticCostModel analytic;
     ios::sched::StageCache cache(analytic, "bench");  // fresh per run: the search is timed cold
-    auto r = ios::sched::optimize(*g, options, cache);
-    if (!r) {
-      state.SkipWithError(r.status().to_string().c_str());
-      return;
-    }
+    const auto r = search_or_skip(state, *g, cache);
+    if (!r) return;
     state.counters["states"] = static_cast<double>(r->stats.states);
     state.counters["transitions"] = static_cast<double>(r->stats.transitions);
     state.counters["stages_costed"] = static_cast<double>(r->stats.stages_costed);
@@ -33,28 +49,16 @@ void BM_IosBothSearch(benchmark::State& state, const char* model) {
   }
 }
 
-void BM_CachedResearch(benchmark::State& state, const char* model) {
-  auto g = ios::models::build_model(model);
-  if (!g) {
-    state.SkipWithError(g.status().to_string().c_str());
-    return;
-  }
-  ios::sched::OptimizeOptions options;
-  options.policy = ios::sched::Policy::kDpBoth;
-  options.max_part_size = 50;
+void BM_CachedResearch(benchmark::State& state, const char* name) {
+  const auto g = model_or_skip(state, name);
+  if (!g) return;
   ios::sched::AnalyticCostModel analytic;
   ios::sched::StageCache cache(analytic, "bench");
-  if (auto filled = ios::sched::optimize(*g, options, cache); !filled) {
-    state.SkipWithError(filled.status().to_string().c_str());
-    return;
-  }
+  if (!search_or_skip(state, *g, cache)) return;  // fills the cache
   const size_t misses = cache.misses();
   for (auto _ : state) {
-    auto r = ios::sched::optimize(*g, options, cache);
-    if (!r) {
-      state.SkipWithError(r.status().to_string().c_str());
-      return;
-    }
+    const auto r = search_or_skip(state, *g, cache);
+    if (!r) return;
     state.counters["stages_asked"] = static_cast<double>(r->stats.stages_costed);
   }
   if (cache.misses() != misses) state.SkipWithError("the re-search measured stages the first search had not");

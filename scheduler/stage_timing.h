@@ -18,8 +18,8 @@ namespace ios::sched {
 // schedule wins. IOS's own rule is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0, 0}.
 struct StageTimingRule {
   // The default ("adaptive"): on the H100 its schedules ran within 0.6 % of those of 3-6 rounds on
-  // SqueezeNet, GoogLeNet, Inception V3, NasNet and RandWire, for 25-45 % less search time; rules with
-  // one replay per round lost 3.5-7 % on NasNet (experiments/RESULTS.md, session 13).
+  // SqueezeNet, GoogLeNet, Inception V3 and NasNet and 3.5 % faster on RandWire, for 25-45 % less search
+  // time; rules with one replay per round lost 3.5-7 % on NasNet (experiments/RESULTS.md, session 13).
   int warmup = 1;
   int number = 2;
   int min_rounds = 2;
@@ -32,8 +32,8 @@ struct StageTimingRule {
   bool cold_l2 = false;
 
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0}; }
-  // Fewer replays still (4-6.6 per stage); on the H100 its NasNet schedules ran 5-7% slower than the
-  // default rule's (experiments/RESULTS.md, session 13).
+  // One replay per round (5.5-6.6 replays per stage measured); on the H100 its NasNet schedules ran
+  // 5-7% slower than those of two replays per round (experiments/RESULTS.md, session 13).
   static StageTimingRule fast() { return {1, 1, 3, 6, 0.05, 0.002}; }
   std::string describe() const;
   // What the rule adds to a stage-cache file key: cold-L2 timings are other numbers than warm ones.
