@@ -277,6 +277,7 @@ struct OptimizeArgs {
   ios::sched::StageTimingRule stage_timing;
   bool measure_schedule = true;
   std::string devices = "0";
+  int workers_per_gpu = 1;
   ios::sched::OptimizeOptions options;
   bool quiet = false;
   Report report;
@@ -318,6 +319,11 @@ struct OptimizeArgs {
     cmd->add_option("--devices", devices,
                     "measured cost model: GPUs that time stages, all or a list (0,1,...); one DP worker each")
         ->capture_default_str();
+    cmd->add_option("--workers-per-gpu", workers_per_gpu,
+                    "measured cost model: DP workers per GPU; they build stages side by side and take turns "
+                    "timing them")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 16));
     cmd->add_option("--search-budget", options.max_transitions,
                     "DP transitions one part may consider; a part past it is split in halves (noted)")
         ->capture_default_str()
@@ -330,6 +336,11 @@ struct OptimizeArgs {
                     "DP: stages asked of the cost model at once (measured: timed in one pass over the GPU)")
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
+    cmd->add_option("--screen-margin", options.screen_margin,
+                    "DP, measured cost model: time each stage one round first, trusted within this fraction (+2 us), "
+                    "and settle only stages that could still win (0: settle every stage)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
@@ -409,10 +420,11 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                     static_cast<long long>(r.stats.memory_skipped), a.options.memory_budget);
     std::fprintf(out,
                  "Parts: %zu (%zu took an identical part's solution) | DP workers: %zu | States: %lld | "
-                 "Transitions: %lld (%s) | Stages asked by the search: %lld in %lld requests | ",
+                 "Transitions: %lld (%s) | Stages asked by the search: %lld in %lld requests (%lld screened, then "
+                 "settled) | ",
                  r.parts, r.parts_reused, a.options.extra_models.size() + 1, static_cast<long long>(r.stats.states),
                  static_cast<long long>(r.stats.transitions), budget, static_cast<long long>(r.stats.stages_costed),
-                 static_cast<long long>(r.stats.cost_requests));
+                 static_cast<long long>(r.stats.cost_requests), static_cast<long long>(r.stats.stages_settled));
   }
   if (sched.is_stream_level()) {  // Opara: no stages, launches on streams
     std::fprintf(out, "Launches: %zu on %d streams | ", sched.streams->launch_order.size(), plan.streams);
@@ -453,6 +465,8 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                {"budget_splits", r.stats.budget_splits},
                {"memory_budget", a.options.memory_budget},
                {"stage_batch", a.options.stage_batch},
+               {"screen_margin", a.options.screen_margin},
+               {"stages_settled", r.stats.stages_settled},
                {"memory_skipped", r.stats.memory_skipped}};
   j["cost_model"] = {{"name", cache.name()}, {"stages_costed", cache.misses()}, {"stage_cache_hits", cache.hits()}};
   j["memory"] = {{"peak_activation_bytes", memory.arena_bytes},
@@ -480,6 +494,7 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
                                  {"rounds", t.rounds},
                                  {"replays", t.replays},
                                  {"above_tolerance", t.unsettled},
+                                 {"requeued", t.requeued},
                                  {"spread_median", t.spread_percentile(0.5)},
                                  {"spread_p90", t.spread_percentile(0.9)},
                                  {"passes", t.passes},
@@ -561,9 +576,11 @@ class ProgressLine {
 };
 
 #ifdef IOS_WITH_RUNTIME
-// --devices beyond the first: a context and a measured cost model per GPU, each behind its own view of
-// the shared stage cache, handed to the search as extra DP workers.
-struct ExtraDevices {
+// Further DP workers: --workers-per-gpu on every GPU of --devices, the session's model being the first
+// device's first worker. Each has a measured cost model behind its own view of the shared stage cache,
+// on a context of its own: a new one per further GPU, a sibling of that GPU's first (shared kernel
+// choices and timing lane) for further workers on one GPU.
+struct ExtraWorkers {
   std::vector<std::shared_ptr<ios::rt::Context>> contexts;
   std::vector<std::unique_ptr<ios::sched::CostModel>> models, views;
 
@@ -575,20 +592,35 @@ struct ExtraDevices {
     if (!first) return first.status();
     RETURN_ERROR_IF((*first)->device() != (*devices)[0], ios::ErrorCode::kInvalidArgument,
                     "--devices must list the current device (" + std::to_string((*first)->device()) + ") first");
-    for (size_t i = 1; i < devices->size(); ++i) {
-      CHECK_CUDA(cudaSetDevice((*devices)[i]));
-      auto ctx = make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose);
-      CHECK_CUDA(cudaSetDevice((*devices)[0]));
-      if (!ctx) return ctx.status().with_context("device " + std::to_string((*devices)[i]));
-      ios::rt::MeasuredCostModel::Params params;
-      params.config = session.config;
-      params.rule = a.stage_timing;
-      contexts.push_back(*ctx);
-      models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model.weights(), params, *ctx));
-      views.push_back(cache.worker(*models.back()));
-      a.options.extra_models.push_back(views.back().get());
+    for (size_t i = 0; i < devices->size(); ++i) {
+      std::shared_ptr<ios::rt::Context> device_first = i == 0 ? *first : nullptr;
+      if (!device_first) {
+        CHECK_CUDA(cudaSetDevice((*devices)[i]));
+        auto ctx = make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose);
+        if (!ctx) return ctx.status().with_context("device " + std::to_string((*devices)[i]));
+        device_first = *ctx;
+        add_worker(device_first, first_model, a, session, cache);
+      }
+      for (int w = 1; w < a.workers_per_gpu; ++w) {
+        auto sibling = device_first->sibling();
+        if (!sibling) return sibling.status().with_context("device " + std::to_string((*devices)[i]));
+        add_worker(*sibling, first_model, a, session, cache);
+      }
     }
+    CHECK_CUDA(cudaSetDevice((*devices)[0]));
     return Status::ok();
+  }
+
+ private:
+  void add_worker(std::shared_ptr<ios::rt::Context> ctx, const ios::rt::MeasuredCostModel& first_model, OptimizeArgs& a,
+                  Session& session, ios::sched::StageCache& cache) {
+    ios::rt::MeasuredCostModel::Params params;
+    params.config = session.config;
+    params.rule = a.stage_timing;
+    contexts.push_back(ctx);
+    models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model.weights(), params, std::move(ctx)));
+    views.push_back(cache.worker(*models.back()));
+    a.options.extra_models.push_back(views.back().get());
   }
 };
 #endif
@@ -603,9 +635,10 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!session) return fail(session.status());
   auto model = make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
   if (!model) return fail(model.status());
-  if (a.devices != "0" && !((*model)->name() == "measured" && is_dp(*policy)))
+  if ((a.devices != "0" || a.workers_per_gpu != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,
-                           "--devices spreads a measured DP search over GPUs; this run uses the " + (*model)->name() +
+                           std::string(a.devices != "0" ? "--devices" : "--workers-per-gpu") +
+                               " spreads a measured DP search over GPU workers; this run uses the " + (*model)->name() +
                                " cost model with " + display_name(a, *policy)));
   std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
@@ -616,7 +649,7 @@ int cmd_optimize(OptimizeArgs& a) {
   ios::sched::StageCache cache(**model, cache_key);
 #ifdef IOS_WITH_RUNTIME
   const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(model->get());
-  ExtraDevices extra;
+  ExtraWorkers extra;
   if (measured && is_dp(*policy))
     if (Status s = extra.add(a, *measured, *session, cache); !s) return fail(s);
 #endif

@@ -20,6 +20,11 @@
 #   run_search.sh OUT rules NET "RULE..." [EARLIER...]  NET searched with each --stage-timing RULE in turn
 #                                  (the first search also fills the kernel cache), then EARLIER and every
 #                                  new schedule run ABAB end to end
+#   run_search.sh OUT workers NET "COUNTS" [EARLIER...]  NET searched with each --workers-per-gpu count in
+#                                  turn, then EARLIER and every new schedule run ABAB end to end
+#   run_search.sh OUT variants NET "FLAGS|FLAGS..." [EARLIER...]  NET searched once per flag set (e.g.
+#                                  "--screen-margin 0|--screen-margin 0.1"), then EARLIER and every new
+#                                  schedule run ABAB end to end
 # SEARCH_FLAGS are added to every search (e.g. "--stage-timing fast").
 # Results are also packed into OUT.tar.gz (the device tool brings back a few files only).
 set -uo pipefail
@@ -102,6 +107,24 @@ case "$profile" in
       i=$((i + 1))
       search "${net}_rule${i}" "$net" --stage-timing "$rule"
       schedules+=("$out/${net}_rule${i}.json")
+    done
+    abab "$net" "${schedules[@]}" ;;
+  workers)
+    net=${3:-nasnet} counts=${4:?worker counts} schedules=("${@:5}")
+    for count in $counts; do
+      search "${net}_workers${count}" "$net" --workers-per-gpu "$count"
+      schedules+=("$out/${net}_workers${count}.json")
+    done
+    abab "$net" "${schedules[@]}" ;;
+  variants)
+    net=${3:-nasnet} schedules=("${@:5}") i=0
+    IFS='|' read -ra sets <<< "${4:?flag sets}"
+    for flags in "${sets[@]}"; do
+      i=$((i + 1))
+      echo "variant$i: $flags" | tee -a "$out/variants.txt"
+      # shellcheck disable=SC2086  # each set is a list of flags
+      search "${net}_variant$i" "$net" $flags
+      schedules+=("$out/${net}_variant$i.json")
     done
     abab "$net" "${schedules[@]}" ;;
   devices)

@@ -19,18 +19,43 @@ std::string kernel_environment() {
          std::to_string(cudnnGetVersion()) + "|frontend " + std::to_string(CUDNN_FRONTEND_VERSION);
 }
 
+Expected<std::shared_ptr<TimingLane>> TimingLane::create() {
+  ASSIGN_OR_RETURN(Stream s, make_stream());
+  return std::shared_ptr<TimingLane>(new TimingLane(std::move(s)));
+}
+
 Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options) {
   RETURN_IF_ERROR(require_gpu());
   ContextOptions resolved = options;
   resolved.conv_engine = resolve_conv_engine(options.conv_engine, options.dtype, options.math);
-  std::shared_ptr<Context> c(new Context(resolved, kernel_environment()));
+  std::shared_ptr<Context> c(new Context(resolved, std::make_shared<KernelCache>(kernel_environment())));
   CHECK_CUDA(cudaGetDevice(&c->device_));
   if (!options.kernel_cache_path.empty()) {
-    c->cache_warning_ = c->cache_.load(options.kernel_cache_path);
+    c->cache_warning_ = c->cache_->load(options.kernel_cache_path);
     if (!c->cache_warning_.empty()) std::fprintf(stderr, "warning: %s\n", c->cache_warning_.c_str());
+  }
+  ASSIGN_OR_RETURN(c->lane_, TimingLane::create());
+  RETURN_IF_ERROR(c->ensure_streams(1));
+  return c;
+}
+
+Expected<std::shared_ptr<Context>> Context::sibling() const {
+  CHECK_CUDA(cudaSetDevice(device_));
+  std::shared_ptr<Context> c(new Context(options_, cache_));
+  c->device_ = device_;
+  c->lane_ = lane_;
+  {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    c->warmed_ = warmed_;
   }
   RETURN_IF_ERROR(c->ensure_streams(1));
   return c;
+}
+
+Expected<std::unique_lock<std::mutex>> Context::take_lane() {
+  std::unique_lock<std::mutex> held(lane_->queue_mutex());
+  CHECK_CUDA(cudaStreamSynchronize(lane_->stream()));
+  return held;
 }
 
 Context::~Context() {
@@ -39,8 +64,8 @@ Context::~Context() {
 }
 
 Status Context::save_kernel_cache() const {
-  if (options_.kernel_cache_path.empty() || !cache_.dirty()) return Status::ok();
-  return cache_.save(options_.kernel_cache_path);
+  if (options_.kernel_cache_path.empty() || !cache_->dirty()) return Status::ok();
+  return cache_->save(options_.kernel_cache_path);
 }
 
 Status Context::ensure_streams(int count) {
@@ -95,13 +120,15 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
     ++stats_.reused;
     return it->second;
   }
+  // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
+  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lane, take_lane());
   if (!warmed_) {  // tuning on a GPU still at idle clocks would rank engines by noise
     launch_spin(300.0, stream(0));
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaStreamSynchronize(stream(0)));
     warmed_ = true;
   }
-  const std::optional<KernelChoice> cached = cache_.find(key);
+  const std::optional<KernelChoice> cached = cache_->find(key);
   ASSIGN_OR_RETURN(void* ws, workspace(0, options_.workspace_limit));
   ConvBuildOptions bo;
   bo.engine = options_.conv_engine;
@@ -119,7 +146,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   if (tuned_engine) ++(from_file ? stats_.from_file : stats_.tuned);
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
-  if (tuned_engine && !from_file) cache_.put(key, c);
+  if (tuned_engine && !from_file) cache_->put(key, c);
   kernels_.emplace(key, k);
   return k;
 }

@@ -27,6 +27,23 @@ struct ContextOptions {
   size_t workspace_limit = size_t{256} << 20;  // per convolution engine
 };
 
+// The stream every stage timing on one GPU goes to, shared by the search workers on that GPU (sibling
+// contexts): their replays run one after another, never beside each other, while their host threads
+// build the next stages in parallel (building a stage takes about as long as timing it). Other GPU work
+// of a worker (kernel tuning, first runs) takes the lane exclusively (Context::conv_kernel).
+class TimingLane {
+ public:
+  static Expected<std::shared_ptr<TimingLane>> create();  // on the current device
+  cudaStream_t stream() const { return stream_; }
+  // Held while one stage's warm-up and rounds are queued, so that a round spans only its own replays.
+  std::mutex& queue_mutex() { return mutex_; }
+
+ private:
+  explicit TimingLane(Stream s) : stream_(std::move(s)) {}
+  Stream stream_;
+  std::mutex mutex_;
+};
+
 struct KernelStats {
   int tuned = 0;      // convolutions autotuned in this process
   int from_file = 0;  // built from the kernel cache file's choice
@@ -38,6 +55,9 @@ struct KernelStats {
 class Context {
  public:
   static Expected<std::shared_ptr<Context>> create(const ContextOptions& options);
+  // Another context on this one's device with its options, streams and handles of its own, sharing its
+  // kernel choices and timing lane: one more search worker on the same GPU.
+  Expected<std::shared_ptr<Context>> sibling() const;
   ~Context();  // writes new kernel choices to the cache file (a failure is reported on stderr)
 
   Status ensure_streams(int count);
@@ -56,18 +76,22 @@ class Context {
   const KernelStats& kernel_stats() const { return stats_; }
   const std::string& cache_warning() const { return cache_warning_; }
   int device() const { return device_; }  // the CUDA device it was made on (current when created)
+  const std::shared_ptr<TimingLane>& timing_lane() const { return lane_; }
   int streams() const { return static_cast<int>(streams_.size()); }
   cudaStream_t stream(int i) const { return streams_[size_t(i)]; }
   cudnnHandle_t cudnn(int i) const { return cudnn_[size_t(i)]; }
   cublasHandle_t cublas(int i) const { return cublas_[size_t(i)]; }
 
  private:
-  Context(const ContextOptions& o, std::string environment) : options_(o), cache_(std::move(environment)) {}
+  Context(const ContextOptions& o, std::shared_ptr<KernelCache> cache) : options_(o), cache_(std::move(cache)) {}
+  // Holds `lane_` with nothing left running on it: GPU work of this context will not overlap timed replays.
+  Expected<std::unique_lock<std::mutex>> take_lane();
   ContextOptions options_;
   int device_ = 0;
-  KernelCache cache_;
+  std::shared_ptr<KernelCache> cache_;
+  std::shared_ptr<TimingLane> lane_;
   std::string cache_warning_;
-  std::mutex kernels_mutex_;
+  mutable std::mutex kernels_mutex_;
   std::map<std::string, std::shared_ptr<ConvKernel>> kernels_;
   KernelStats stats_;
   bool warmed_ = false;

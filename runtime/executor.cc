@@ -137,9 +137,7 @@ struct Executor::Impl {
   Status make_arena() {
     const size_t bytes = std::max<size_t>(memory.arena_bytes, 256);
     ASSIGN_OR_RETURN(arena, store->arena(bytes));
-    // Ordered on the main stream, not the legacy one: the measured cost model builds the next stage's
-    // executor, on the same arena, while the GPU still replays the previous one.
-    CHECK_CUDA(cudaMemsetAsync(arena, 0, bytes, stream(0)));
+    if (opt.zero_arena) CHECK_CUDA(cudaMemsetAsync(arena, 0, bytes, stream(0)));
     return Status::ok();
   }
 
@@ -624,7 +622,12 @@ Status Executor::perturb(uint64_t seed, double max_us) {
   return Status::ok();
 }
 
-Status Executor::enqueue() { return impl_->run_once(); }
+Status Executor::replay_on(cudaStream_t stream) {
+  RETURN_ERROR_IF(!impl_->graph_exec.get(), ErrorCode::kInvalidArgument,
+                  "replay_on needs an executor built with a CUDA graph");
+  CHECK_CUDA(cudaGraphLaunch(impl_->graph_exec, stream));
+  return Status::ok();
+}
 cudaStream_t Executor::main_stream() const { return impl_->stream(0); }
 
 Status Executor::run() {

@@ -29,6 +29,9 @@ struct ExecutorOptions {
   // Weights and the activation arena from a store that outlives this executor (the measured cost
   // model's stage executors); null: a store of the executor's own.
   std::shared_ptr<DeviceStore> store;
+  // Zero the activation arena when built. The measured cost model does not: a stage's latency does not
+  // depend on the values it reads, and the memset would run beside sibling workers' timed replays.
+  bool zero_arena = true;
   ContextOptions context_options;      // dtype and math are taken from `config`
   LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)
   // Chaos mode: a delay kernel on the step's stream before every plan step (launches, and the event
@@ -92,8 +95,9 @@ class Executor {
   // Each iteration timed alone with events on the main stream, after the warm-up.
   Expected<Timing> time(const TimingOptions& options);
   Expected<Timing> time(int warmup, int iterations) { return time(TimingOptions{warmup, 0, iterations, 0}); }
-  // One inference queued on the main stream and not waited for (StageTimer's replays).
-  Status enqueue();
+  // One replay of the CUDA graph queued on `stream` and not waited for (StageTimer's replays, which go
+  // to a stream shared by the search's workers). Needs ExecutorOptions::use_graph.
+  Status replay_on(cudaStream_t stream);
   cudaStream_t main_stream() const;
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan

@@ -92,7 +92,11 @@ std::string KernelCache::load_text(const std::string& text, const std::string& p
 }
 
 Status KernelCache::save(const std::string& path) const {
+  // Choices another context wrote since this one loaded (a search runs one context per worker) are kept.
+  KernelCache on_disk(environment_);
+  (void)on_disk.load(path);  // an unreadable file is replaced
   json kernels = json::object();
+  for (const auto& [key, value] : on_disk.entries_) kernels[key] = to_json(value);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [key, value] : entries_) kernels[key] = to_json(value);

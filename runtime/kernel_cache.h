@@ -42,7 +42,7 @@ class KernelCache {
   // format or another environment is ignored: the returned text says why (empty when all is well).
   std::string load(const std::string& path);
   std::string load_text(const std::string& text, const std::string& source_name);
-  // Writes atomically (a temporary file renamed over the old one).
+  // Writes atomically (a temporary file renamed over the old one), keeping the file's other entries.
   Status save(const std::string& path) const;
 
   std::optional<KernelChoice> find(const std::string& key) const;

@@ -25,6 +25,35 @@ Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const s
 Expected<std::vector<double>> MeasuredCostModel::stage_latencies_ms(const ir::Graph& g,
                                                                     const std::vector<sched::Stage>& stages,
                                                                     int batch) {
+  return time_stages(g, stages, batch, params_.rule, false);
+}
+
+Expected<std::vector<double>> MeasuredCostModel::screen_latencies_ms(const ir::Graph& g,
+                                                                     const std::vector<sched::Stage>& stages,
+                                                                     int batch) {
+  sched::StageTimingRule once = params_.rule;
+  once.min_rounds = once.max_rounds = 1;
+  stats_.screened += static_cast<int64_t>(stages.size());
+  return time_stages(g, stages, batch, once, true);
+}
+
+namespace {
+
+// A stage of one graph and batch: its kind and groups (the retained executors belong to one graph).
+std::string stage_key(const ir::Graph& g, const sched::Stage& stage, int batch) {
+  std::string key = g.name + "|" + std::to_string(batch) + (stage.kind == sched::StageKind::kMerge ? "|m" : "|c");
+  for (const auto& group : stage.groups) {
+    key += '/';
+    for (ir::NodeId id : group) key += std::to_string(id) + ",";
+  }
+  return key;
+}
+
+}  // namespace
+
+Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
+                                                             const std::vector<sched::Stage>& stages, int batch,
+                                                             const sched::StageTimingRule& rule, bool screening) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
@@ -34,8 +63,14 @@ Expected<std::vector<double>> MeasuredCostModel::stage_latencies_ms(const ir::Gr
   options.use_graph = true;
   options.context = context_;
   options.store = store_;
-  StageTimer timer(params_.rule, context_);
+  options.zero_arena = false;
+  StageTimer timer(rule, context_);
   for (const sched::Stage& stage : stages) {
+    if (auto kept = screened_.find(stage_key(g, stage, batch)); kept != screened_.end() && kept->second.exec) {
+      RETURN_IF_ERROR(timer.add(std::move(kept->second.exec), {kept->second.round_ms}));
+      ++stats_.reused_screened;
+      continue;
+    }
     const auto start = Clock::now();
     ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, sched::compile_stages({stage}), options));
     stats_.build_seconds += seconds_since(start);
@@ -44,11 +79,23 @@ Expected<std::vector<double>> MeasuredCostModel::stage_latencies_ms(const ir::Gr
   const auto waited = Clock::now();
   ASSIGN_OR_RETURN(std::vector<std::vector<double>> rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);
+  stats_.requeued += timer.requeued();
   ++stats_.passes;
   std::vector<double> out;
   for (const std::vector<double>& r : rounds) {
-    stats_.add(r, params_.rule);
+    stats_.add(r, rule);
     out.push_back(sched::median_of(r));
+  }
+  std::vector<std::unique_ptr<Executor>> executors = timer.take_finished();
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (!screening) continue;  // a settled stage's entry, if any, keeps no executor until it leaves
+    const std::string key = stage_key(g, stages[i], batch);
+    if (screened_.insert_or_assign(key, Screened{std::move(executors[i]), rounds[i].front()}).second)
+      screened_order_.push_back(key);
+  }
+  while (screened_order_.size() > kScreenedKept) {
+    screened_.erase(screened_order_.front());
+    screened_order_.pop_front();
   }
   return out;
 }

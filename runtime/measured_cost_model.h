@@ -3,8 +3,13 @@
 // timing rule is satisfied (sched::StageTimingRule); the latency is the median round. Every stage
 // executor is built on one DeviceStore, so weights are uploaded once per network and configuration
 // and no stage allocates or frees device memory. Stages asked together are timed in one pass
-// (StageTimer): the GPU replays one while the host builds the next.
+// (StageTimer): the GPU replays one while the host builds the next. Models on sibling contexts (one per
+// search worker on a GPU) share its TimingLane: their stages are timed one after another while their
+// threads build stages side by side.
 #pragma once
+
+#include <deque>
+#include <map>
 
 #include "ir/weights.h"
 #include "runtime/device_store.h"
@@ -29,6 +34,11 @@ class MeasuredCostModel : public sched::CostModel {
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                    int batch) override;
+  // One round after the warm-up (the rule's first round, no stop rule). The latest screened stages keep
+  // their executors: settling one of them later reuses it, its screening round counted as the first.
+  bool screens() const override { return true; }
+  Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
+                                                    int batch) override;
   size_t measurements() const { return size_t(stats_.stages); }
   const sched::StageTimingStats& stats() const { return stats_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }
@@ -39,6 +49,15 @@ class MeasuredCostModel : public sched::CostModel {
   Params params_;
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   std::shared_ptr<DeviceStore> store_;
+  Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
+                                            const sched::StageTimingRule& rule, bool screening);
+  struct Screened {  // a screened stage's executor and round
+    std::unique_ptr<Executor> exec;
+    double round_ms = 0;
+  };
+  static constexpr size_t kScreenedKept = 512;  // settled right after screening: the DP settles per state
+  std::map<std::string, Screened> screened_;    // by stage_key
+  std::deque<std::string> screened_order_;      // oldest first
   sched::StageTimingStats stats_;
 };
 

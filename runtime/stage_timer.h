@@ -2,7 +2,8 @@
 // first rule.min_rounds rounds are queued behind the previous stage's without waiting, so the GPU replays
 // one stage while the host builds the next. A stage whose first rounds are done without having settled
 // (sched::timing_settled) gets all its remaining rounds at once, after another warm-up: its rounds are no
-// longer back to back with its first ones. The host waits once per pass, not once per round.
+// longer back to back with its first ones. The host waits once per pass, not once per round. Rounds the
+// GPU may have started before all were queued are queued again (see queue()).
 #pragma once
 
 #include <memory>
@@ -16,18 +17,22 @@ namespace ios::rt {
 
 class StageTimer {
  public:
-  // Every executor added must replay on `context`'s first stream (the one its L2 flushes go to).
+  // Replays go to `context`'s timing lane (shared with its siblings); `context` is the executors'.
   StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context);
-  ~StageTimer();  // waits for what is queued: the executors it holds are then destroyed idle
+  ~StageTimer();  // waits for what it queued: the executors it holds are then destroyed idle
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
 
   // Queues `exec`'s warm-up and first rounds, then the remaining rounds of every earlier stage whose
-  // first rounds are done and have not settled. Holds `exec` until finish().
-  Status add(std::unique_ptr<Executor> exec);
+  // first rounds are done and have not settled. `prior`: rounds this executor was timed for earlier (a
+  // screening round), counted as its first. Holds `exec` until finish().
+  Status add(std::unique_ptr<Executor> exec, std::vector<double> prior = {});
   // Waits for every stage added since the last finish(); per stage, in the order added, its rounds
-  // (per-replay means in milliseconds).
+  // (per-replay means in milliseconds, `prior` first).
   Expected<std::vector<std::vector<double>>> finish();
+  // The executors of the stages finished so far, in the order added (idle; the timer no longer holds them).
+  std::vector<std::unique_ptr<Executor>> take_finished();
+  int64_t requeued() const { return requeued_; }  // stages' rounds queued again (see queue())
 
  private:
   struct Span {  // one replay (cold) or one round of replays (warm) between two events
@@ -35,20 +40,28 @@ class StageTimer {
   };
   struct Timed {
     std::unique_ptr<Executor> exec;
+    cudaEvent_t built;  // on the executor's stream after its setup
+    std::vector<double> prior;
     std::vector<std::vector<Span>> rounds;
     bool checked = false;  // its first rounds were read and, if unsettled, extended
   };
 
-  Status queue(Timed& t, int rounds);
+  static constexpr int kMaxRequeues = 3;
+  Status queue(Timed& t, int rounds);  // warm-up and rounds, under the lane's queue mutex, checked
+  Status queue_rounds(Timed& t, int rounds);
   Expected<std::vector<double>> read(const Timed& t) const;
   Status check(Timed& t);          // reads t's first rounds (done) and queues the rest if they have not settled
-  Expected<cudaEvent_t> record();  // a new timing event, recorded on the stream
+  Expected<cudaEvent_t> record();  // a new timing event, recorded on the lane
+  Status wait_for_queued() const;  // until this timer's last event (other workers' replays may follow)
 
   sched::StageTimingRule rule_;
   std::shared_ptr<Context> context_;
+  std::shared_ptr<TimingLane> lane_;
   cudaStream_t stream_;
   std::vector<Event> events_;
   std::vector<Timed> timed_;
+  std::vector<std::unique_ptr<Executor>> finished_;
+  int64_t requeued_ = 0;
   size_t unchecked_ = 0;  // timed_[unchecked_..] have not been checked; they finish in this order
 };
 

@@ -202,35 +202,52 @@ std::string StageCache::View::key_of(const ir::Graph& g, const Stage& stage, int
   return std::to_string(batch) + "|" + signature_hash(stage_signature(g, op_keys_, stage));
 }
 
+std::vector<std::string> StageCache::View::keys_of(const ir::Graph& g, const std::vector<Stage>& stages, int batch) {
+  std::vector<std::string> keys;
+  keys.reserve(stages.size());
+  for (const Stage& stage : stages) keys.push_back(key_of(g, stage, batch));
+  return keys;
+}
+
 Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
   ASSIGN_OR_RETURN(std::vector<double> ms,
-                   cache_.lookup_or_measure({key_of(g, stage, batch)}, inner_, g, {stage}, batch));
+                   cache_.lookup_or_measure({key_of(g, stage, batch)}, inner_, g, {stage}, batch, false));
   return ms[0];
 }
 
 Expected<std::vector<double>> StageCache::View::stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                                    int batch) {
-  std::vector<std::string> keys;
-  keys.reserve(stages.size());
-  for (const Stage& stage : stages) keys.push_back(key_of(g, stage, batch));
-  return cache_.lookup_or_measure(keys, inner_, g, stages, batch);
+  return cache_.lookup_or_measure(keys_of(g, stages, batch), inner_, g, stages, batch, false);
+}
+
+Expected<std::vector<double>> StageCache::View::screen_latencies_ms(const ir::Graph& g,
+                                                                    const std::vector<Stage>& stages, int batch) {
+  return cache_.lookup_or_measure(keys_of(g, stages, batch), inner_, g, stages, batch, true);
+}
+
+const double* StageCache::find_locked(const std::string& key, bool screening) const {
+  if (auto it = table_.find(key); it != table_.end()) return &it->second;
+  if (!screening) return nullptr;
+  auto it = table_.find(kScreenedPrefix + key);
+  return it == table_.end() ? nullptr : &it->second;
 }
 
 Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<std::string>& keys, CostModel& inner,
                                                             const ir::Graph& g, const std::vector<Stage>& stages,
-                                                            int batch) {
+                                                            int batch, bool screening) {
+  auto stored_as = [&](const std::string& key) { return screening ? kScreenedPrefix + key : key; };
   std::vector<double> out(keys.size(), 0.0);
   std::vector<size_t> mine, waiting;  // to measure here; being measured (by another worker, or earlier in `keys`)
   std::unique_lock<std::mutex> lock(mutex_);
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (auto it = table_.find(keys[i]); it != table_.end()) {
+    if (const double* ms = find_locked(keys[i], screening)) {
       ++hits_;
-      out[i] = it->second;
-    } else if (measuring_.count(keys[i])) {
+      out[i] = *ms;
+    } else if (measuring_.count(stored_as(keys[i]))) {
       waiting.push_back(i);
     } else {
       ++misses_;
-      measuring_.insert(keys[i]);
+      measuring_.insert(stored_as(keys[i]));
       mine.push_back(i);
     }
   }
@@ -238,27 +255,28 @@ Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<st
     lock.unlock();
     std::vector<Stage> batch_stages;
     for (size_t i : mine) batch_stages.push_back(stages[i]);
-    Expected<std::vector<double>> ms = inner.stage_latencies_ms(g, batch_stages, batch);
+    Expected<std::vector<double>> ms = screening ? inner.screen_latencies_ms(g, batch_stages, batch)
+                                                 : inner.stage_latencies_ms(g, batch_stages, batch);
     if (ms && ms->size() != mine.size())
       ms = error(ErrorCode::kRuntimeError, inner.name() + " cost model answered " + std::to_string(ms->size()) +
                                                " latencies for " + std::to_string(mine.size()) + " stages");
     lock.lock();
     for (size_t k = 0; k < mine.size(); ++k) {
-      measuring_.erase(keys[mine[k]]);
-      if (ms) table_.emplace(keys[mine[k]], out[mine[k]] = (*ms)[k]);
+      measuring_.erase(stored_as(keys[mine[k]]));
+      if (ms) table_.insert_or_assign(stored_as(keys[mine[k]]), out[mine[k]] = (*ms)[k]);
     }
     measured_.notify_all();
     if (!ms) return ms.status();
   }
   for (size_t i : waiting) {
-    measured_.wait(lock, [&] { return table_.count(keys[i]) || !measuring_.count(keys[i]); });
-    if (auto it = table_.find(keys[i]); it != table_.end()) {
+    measured_.wait(lock, [&] { return find_locked(keys[i], screening) || !measuring_.count(stored_as(keys[i])); });
+    if (const double* ms = find_locked(keys[i], screening)) {
       ++hits_;
-      out[i] = it->second;
+      out[i] = *ms;
       continue;
     }
     lock.unlock();  // the worker measuring it failed: this one tries
-    ASSIGN_OR_RETURN(std::vector<double> ms, lookup_or_measure({keys[i]}, inner, g, {stages[i]}, batch));
+    ASSIGN_OR_RETURN(std::vector<double> ms, lookup_or_measure({keys[i]}, inner, g, {stages[i]}, batch, screening));
     out[i] = ms[0];
     lock.lock();
   }

@@ -27,6 +27,14 @@ class CostModel {
   // this default asks one at a time.
   virtual Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                            int batch);
+  // Cheaper, rougher figures for the same latencies (a measuring model times one round): enough to rule a
+  // stage out, not to choose it; the DP settles every stage it may still choose (DpOptions::screen_margin).
+  // A model whose figures cost next to nothing answers with its settled ones and says it does not screen.
+  virtual bool screens() const { return false; }
+  virtual Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                            int batch) {
+    return stage_latencies_ms(g, stages, batch);
+  }
 };
 
 // A canonical description of a stage that does not mention op names: op kinds, attributes, input
@@ -107,6 +115,11 @@ class StageCache : public CostModel {
                                                    int batch) override {
     return own_.stage_latencies_ms(g, stages, batch);
   }
+  bool screens() const override { return own_.screens(); }
+  Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                    int batch) override {
+    return own_.screen_latencies_ms(g, stages, batch);
+  }
   std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
@@ -124,8 +137,12 @@ class StageCache : public CostModel {
     Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
     Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                      int batch) override;
+    bool screens() const override { return inner_.screens(); }
+    Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                      int batch) override;
 
    private:
+    std::vector<std::string> keys_of(const ir::Graph& g, const std::vector<Stage>& stages, int batch);
     std::string key_of(const ir::Graph& g, const Stage& stage, int batch);
     StageCache& cache_;
     CostModel& inner_;
@@ -134,9 +151,15 @@ class StageCache : public CostModel {
     OpKeys op_keys_;
   };
   // The stages' latencies by their keys: those in the table, then those no other worker is measuring
-  // (measured by `inner` in one batch), then those another worker was measuring (waited for).
+  // (measured by `inner` in one batch), then those another worker was measuring (waited for). With
+  // `screening`, a settled figure answers too and new figures are screened ones, kept under
+  // kScreenedPrefix + key (a settled request never takes them).
   Expected<std::vector<double>> lookup_or_measure(const std::vector<std::string>& keys, CostModel& inner,
-                                                  const ir::Graph& g, const std::vector<Stage>& stages, int batch);
+                                                  const ir::Graph& g, const std::vector<Stage>& stages, int batch,
+                                                  bool screening);
+  static constexpr const char* kScreenedPrefix = "screened|";
+  // The table entry answering `key` (null: none), under the mutex.
+  const double* find_locked(const std::string& key, bool screening) const;
 
   std::string key_;
   mutable std::mutex mutex_;  // guards the table, the stages being measured and the counters

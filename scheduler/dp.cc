@@ -321,18 +321,45 @@ class PartDp {
     Mask ending;
     bool merge;
   };
+  struct Cost {
+    double ms;
+    bool settled;  // false: a screening figure (DpOptions::screen_margin)
+  };
 
-  std::unordered_map<Mask, double, MaskHash>& costs(bool merge) { return merge ? merge_cost_ : parallel_cost_; }
-  bool costed(Mask t, bool merge) { return costs(merge).count(t) != 0; }
+  std::unordered_map<Mask, Cost, MaskHash>& costs(bool merge) { return merge ? merge_cost_ : parallel_cost_; }
+  const Cost* cost_of(Mask t, bool merge) {
+    auto& table = costs(merge);
+    auto it = table.find(t);
+    return it == table.end() ? nullptr : &it->second;
+  }
+  bool costed(Mask t, bool merge) { return cost_of(t, merge) != nullptr; }
+  bool screening() const { return options_.screen_margin > 0 && model_->screens(); }
 
-  // Asks the model for the stages `todo` (distinct, none costed yet) in one request.
-  Status cost_stages(const std::vector<std::pair<Mask, bool>>& todo) {
+  // The most and the least a costed candidate's total can be: its figure, or a screening figure widened
+  // by the margin.
+  double high(const Candidate& c) {
+    const Cost& k = *cost_of(c.ending, c.merge);
+    return c.rest + (k.settled ? k.ms : k.ms * (1 + options_.screen_margin) + options_.screen_margin_ms);
+  }
+  double low(const Candidate& c) {
+    const Cost& k = *cost_of(c.ending, c.merge);
+    return c.rest + (k.settled ? k.ms : k.ms * (1 - options_.screen_margin) - options_.screen_margin_ms);
+  }
+
+  // Asks the model for the stages `todo` (distinct) in one request: settled figures, or screening ones
+  // when the DP screens and `settle` is false.
+  Status cost_stages(const std::vector<std::pair<Mask, bool>>& todo, bool settle) {
     if (todo.empty()) return Status::ok();
+    const bool screen = !settle && screening();
     std::vector<Stage> stages;
     for (const auto& [t, merge] : todo) stages.push_back(to_stage(t, merge));
-    ASSIGN_OR_RETURN(std::vector<double> ms, model_->stage_latencies_ms(g_, stages, options_.batch));
-    for (size_t i = 0; i < todo.size(); ++i) costs(todo[i].second).emplace(todo[i].first, ms[i]);
-    stats_->stages_costed += static_cast<int64_t>(todo.size());
+    ASSIGN_OR_RETURN(std::vector<double> ms, screen ? model_->screen_latencies_ms(g_, stages, options_.batch)
+                                                    : model_->stage_latencies_ms(g_, stages, options_.batch));
+    for (size_t i = 0; i < todo.size(); ++i) {
+      const bool again = costed(todo[i].first, todo[i].second);
+      costs(todo[i].second)[todo[i].first] = Cost{ms[i], !screen};
+      ++(again ? stats_->stages_settled : stats_->stages_costed);
+    }
     ++stats_->cost_requests;
     return Status::ok();
   }
@@ -350,7 +377,29 @@ class PartDp {
       const std::pair<Mask, bool> key{c.ending, c.merge};
       if (!costed(c.ending, c.merge) && std::find(todo.begin(), todo.end(), key) == todo.end()) todo.push_back(key);
     }
-    return cost_stages(todo);
+    return cost_stages(todo, false);
+  }
+
+  // Screening: settles every candidate whose screening figure could still beat `bound` (the least `high`),
+  // and screens those never costed whose floors now come under it (settled figures move the bound), until
+  // no screened figure could win.
+  Status settle_contenders(const std::vector<Candidate>& candidates, double& bound) {
+    for (;;) {
+      std::vector<std::pair<Mask, bool>> settle, screen;
+      for (const Candidate& c : candidates) {
+        const Cost* k = cost_of(c.ending, c.merge);
+        const std::pair<Mask, bool> key{c.ending, c.merge};
+        std::vector<std::pair<Mask, bool>>& todo = k ? settle : screen;
+        const bool open = k ? !k->settled && low(c) < bound : c.lower < bound;
+        if (open && std::find(todo.begin(), todo.end(), key) == todo.end()) todo.push_back(key);
+      }
+      if (settle.empty() && screen.empty()) return Status::ok();
+      RETURN_IF_ERROR(cost_stages(settle, true));
+      RETURN_IF_ERROR(cost_stages(screen, false));
+      bound = std::numeric_limits<double>::infinity();
+      for (const Candidate& c : candidates)
+        if (costed(c.ending, c.merge)) bound = std::min(bound, high(c));
+    }
   }
 
   // A floor under a concurrent stage's latency from its ops timed alone: a group runs its ops one
@@ -358,13 +407,13 @@ class PartDp {
   // op's figure, which the group pays once.
   Expected<double> stage_floor(Mask t) {
     if (alone_.empty()) {
-      std::vector<std::pair<Mask, bool>> todo;
+      std::vector<std::pair<Mask, bool>> todo;  // floors need settled figures
       for (int i = 0; i < n_; ++i)
-        if (!costed(bit(i), false)) todo.emplace_back(bit(i), false);
-      RETURN_IF_ERROR(cost_stages(todo));
+        if (const Cost* k = cost_of(bit(i), false); !k || !k->settled) todo.emplace_back(bit(i), false);
+      RETURN_IF_ERROR(cost_stages(todo, true));
       cheapest_alone_ = std::numeric_limits<double>::infinity();
       for (int i = 0; i < n_; ++i) {
-        alone_.push_back(parallel_cost_.at(bit(i)));
+        alone_.push_back(parallel_cost_.at(bit(i)).ms);
         cheapest_alone_ = std::min(cheapest_alone_, alone_.back());
       }
     }
@@ -405,17 +454,30 @@ class PartDp {
     }
     RETURN_ERROR_IF(all_endings.empty(), ErrorCode::kInvalidArgument,
                     "DP found no ending (r and s must be at least 1)");
-    Entry best{std::numeric_limits<double>::infinity(), 0, false};
-    // Most promising first; once a floor reaches the best so far, no later stage needs costing.
+    // Most promising first; once a floor reaches the least any costed candidate can cost, no later stage
+    // needs costing (without screening that is the best so far).
     if (options_.bound_pruning)
       std::stable_sort(candidates.begin(), candidates.end(),
                        [](const Candidate& a, const Candidate& b) { return a.lower < b.lower; });
+    double bound = std::numeric_limits<double>::infinity();
+    Entry best{bound, 0, false};
+    auto consider = [&](const Candidate& c) {
+      const Cost& k = *cost_of(c.ending, c.merge);
+      if (k.settled && c.rest + k.ms < best.cost) best = Entry{c.rest + k.ms, c.ending, c.merge};
+    };
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];
-      if (options_.bound_pruning && c.lower >= best.cost) break;
-      RETURN_IF_ERROR(cost_ahead(candidates, i, best.cost));
-      const double here = costs(c.merge).at(c.ending);
-      if (c.rest + here < best.cost) best = Entry{c.rest + here, c.ending, c.merge};
+      if (options_.bound_pruning && c.lower >= bound) break;
+      RETURN_IF_ERROR(cost_ahead(candidates, i, bound));
+      bound = std::min(bound, high(c));
+      consider(c);
+    }
+    if (screening()) {
+      RETURN_IF_ERROR(settle_contenders(candidates, bound));
+      // Every screened figure left is above the best settled total; ties go to the earliest, as without.
+      best = Entry{std::numeric_limits<double>::infinity(), 0, false};
+      for (const Candidate& c : candidates)
+        if (costed(c.ending, c.merge)) consider(c);
     }
     ++stats_->states;
     memo_.emplace(s, best);
@@ -431,7 +493,7 @@ class PartDp {
   std::vector<Mask> succ_, pred_, desc_;
   std::vector<std::vector<int>> chains_;
   std::unordered_map<Mask, Entry, MaskHash> memo_;
-  std::unordered_map<Mask, double, MaskHash> parallel_cost_, merge_cost_;
+  std::unordered_map<Mask, Cost, MaskHash> parallel_cost_, merge_cost_;
   std::vector<double> alone_;  // each op timed alone, for floors
   double cheapest_alone_ = 0;
   std::unordered_map<Mask, double, MaskHash> floor_;

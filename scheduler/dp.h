@@ -38,6 +38,11 @@ struct DpOptions {
   // the GPU. Some may then be pruned by a better ending among them: they were costed for nothing, and
   // the DP's answer is the same as with 1.
   int stage_batch = 8;
+  // With a model that screens (CostModel::screens), a stage is first given a screening figure, trusted to
+  // within this fraction plus screen_margin_ms either way; only stages whose figure could still win are
+  // then settled, and the DP chooses among settled figures only. 0: every stage is settled at once.
+  double screen_margin = 0;
+  double screen_margin_ms = 0.002;
 };
 
 struct DpStats {
@@ -45,6 +50,7 @@ struct DpStats {
   int64_t transitions = 0;     // (state, ending) pairs considered
   int64_t stages_costed = 0;   // distinct stages whose latency was asked of the cost model
   int64_t cost_requests = 0;   // requests they were asked in (DpOptions::stage_batch)
+  int64_t stages_settled = 0;  // of stages_costed, screened first and then settled (DpOptions::screen_margin)
   double latency_ms = 0;       // the optimum, summed over parts
   int64_t budget_splits = 0;   // parts split because they went past DpOptions::max_transitions
   int64_t memory_skipped = 0;  // endings skipped because they went past DpOptions::memory_budget

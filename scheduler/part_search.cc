@@ -26,6 +26,7 @@ void add_stats(DpStats& into, const DpStats& s) {
   into.transitions += s.transitions;
   into.stages_costed += s.stages_costed;
   into.cost_requests += s.cost_requests;
+  into.stages_settled += s.stages_settled;
   into.latency_ms += s.latency_ms;
   into.budget_splits += s.budget_splits;
   into.memory_skipped += s.memory_skipped;

@@ -128,6 +128,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
   RETURN_ERROR_IF(options.memory_budget != 0 && !(options.memory_budget >= 1), ErrorCode::kInvalidArgument,
                   "--memory-budget must be 0 (no limit) or at least 1 (the sequential schedule's peak)");
   RETURN_ERROR_IF(options.stage_batch < 1, ErrorCode::kInvalidArgument, "--stage-batch must be at least 1");
+  RETURN_ERROR_IF(!(options.screen_margin >= 0 && options.screen_margin < 1), ErrorCode::kInvalidArgument,
+                  "--screen-margin must be in [0, 1)");
   RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument,
                   "the greedy stream cap must be at least 1");
   const auto start = std::chrono::steady_clock::now();
@@ -159,6 +161,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
       dp.max_transitions = options.max_transitions;
       dp.memory_budget = options.memory_budget;
       dp.stage_batch = options.stage_batch;
+      dp.screen_margin = options.screen_margin;
       search.on_part = options.on_part;
       search.reuse_parts = options.reuse_parts;
       std::vector<CostModel*> models = {&model};

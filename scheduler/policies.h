@@ -33,6 +33,7 @@ struct OptimizeOptions {
   bool reuse_parts = true;                                // DP: see PartSearchOptions
   double memory_budget = DpOptions{}.memory_budget;       // DP: see DpOptions
   int stage_batch = DpOptions{}.stage_batch;              // DP: see DpOptions
+  double screen_margin = DpOptions{}.screen_margin;       // DP: see DpOptions
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.

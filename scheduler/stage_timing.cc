@@ -97,6 +97,7 @@ void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingR
 
 void StageTimingStats::merge(const StageTimingStats& o) {
   stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
+  requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   spreads.insert(spreads.end(), o.spreads.begin(), o.spreads.end());
 }
@@ -109,14 +110,17 @@ double StageTimingStats::spread_percentile(double p) const {
 }
 
 std::string StageTimingStats::summary() const {
-  char text[320];
+  char text[512];
   std::snprintf(text, sizeof text,
-                "%lld stages timed in %lld passes, %.2f rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
-                "%lld above tolerance | GPU: %.1f s in timed rounds | host: %.1f s building, %.1f s waiting",
-                static_cast<long long>(stages), static_cast<long long>(passes),
+                "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
+                "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
+                "%lld above tolerance, %lld queued again | GPU: %.1f s in timed rounds | host: %.1f s building, %.1f s "
+                "waiting",
+                static_cast<long long>(stages), static_cast<long long>(screened),
+                static_cast<long long>(reused_screened), static_cast<long long>(passes),
                 stages ? double(rounds) / double(stages) : 0.0, stages ? double(replays) / double(stages) : 0.0,
                 100 * spread_percentile(0.5), 100 * spread_percentile(0.9), static_cast<long long>(unsettled),
-                gpu_seconds, build_seconds, wait_seconds);
+                static_cast<long long>(requeued), gpu_seconds, build_seconds, wait_seconds);
   return text;
 }
 

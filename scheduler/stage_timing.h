@@ -54,8 +54,11 @@ bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& ru
 // What timing a whole search's stages cost and how noisy they were.
 struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
-  int64_t passes = 0;     // batches of stages timed with one wait (rt::StageTimer)
-  int64_t unsettled = 0;  // stages that reached max_rounds with their spread above tolerance
+  int64_t passes = 0;           // batches of stages timed with one wait (rt::StageTimer)
+  int64_t unsettled = 0;        // stages that reached max_rounds with their spread above tolerance
+  int64_t requeued = 0;         // rounds queued again: the GPU may have reached them before all were queued
+  int64_t screened = 0;         // of stages, timed for one round only (CostModel::screen_latencies_ms)
+  int64_t reused_screened = 0;  // settled on their screening executor (no build), screening round counted
   // Host wall time making stage executors (the GPU replays earlier stages meanwhile), and waiting for
   // the GPU after the last stage of a pass; GPU time inside timed rounds.
   double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;

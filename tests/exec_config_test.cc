@@ -185,6 +185,21 @@ TEST_F(KernelCacheFile, RoundTripsEveryFieldOfEveryBackend) {
   EXPECT_FALSE(b.dirty());
 }
 
+TEST_F(KernelCacheFile, TwoContextsSavingToOneFileKeepEachOthersChoices) {
+  rt::KernelCache first("H100|132"), second("H100|132");
+  first.put("tuned by the first worker", choice());
+  rt::KernelChoice other = choice();
+  other.engine = 3;
+  second.put("tuned by the second worker", other);
+  ASSERT_TRUE(first.save(path).is_ok());
+  ASSERT_TRUE(second.save(path).is_ok());
+  rt::KernelCache both("H100|132");
+  EXPECT_EQ(both.load(path), "");
+  EXPECT_EQ(both.size(), 2u);
+  ASSERT_TRUE(both.find("tuned by the first worker"));
+  EXPECT_EQ(both.find("tuned by the second worker")->engine, 3);
+}
+
 TEST_F(KernelCacheFile, AMissingFileIsAnEmptyCache) {
   rt::KernelCache c("env");
   EXPECT_EQ(c.load(path), "");

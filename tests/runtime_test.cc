@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "models/models.h"
 #include "reference/reference_executor.h"
@@ -498,6 +499,75 @@ TEST(GpuRuntime, MeasuredCostModelTimesABatchInOnePassLikeOneStageAtATime) {
     EXPECT_GT((*batched)[i], 0.5 * alone[i]) << i;
     EXPECT_LT((*batched)[i], 2.0 * alone[i]) << i;
   }
+}
+
+// Two search workers on sibling contexts (shared timing lane and kernel choices) build stages side by side
+// but take turns on the GPU: a compute-bound convolution timed by both at once gets its alone latency, not
+// the ~2x it would show if their replays, or one's kernel set-up and the other's replays, overlapped.
+TEST(GpuRuntime, SiblingWorkersTimeStagesAsIfAlone) {
+  SKIP_WITHOUT_GPU();
+  ir::GraphBuilder gb("two_convs", {256, 56, 56});
+  gb.begin_block();
+  const ir::Value a = gb.conv(gb.input(), ir::Conv(256).kernel(3).pad(1));
+  const ir::Value b = gb.conv(gb.input(), ir::Conv(256).kernel(3).pad(2).dilation(2, 2));
+  gb.end_block(gb.identity(ir::cat({a, b})));
+  const ir::Graph g = *gb.build();
+  auto parent = Context::create(ContextOptions{});
+  ASSERT_TRUE(parent) << parent.status().to_string();
+  MeasuredCostModel alone(g, MeasuredCostModel::Params{}, *parent);
+  const sched::Stage first{sched::StageKind::kConcurrent, {{1}}}, second{sched::StageKind::kConcurrent, {{2}}};
+  auto alone_ms = alone.stage_latencies_ms(g, std::vector<sched::Stage>(16, first), 1);
+  ASSERT_TRUE(alone_ms) << alone_ms.status().to_string();
+  std::vector<std::unique_ptr<MeasuredCostModel>> workers;
+  for (int w = 0; w < 2; ++w) {
+    auto sibling = (*parent)->sibling();
+    ASSERT_TRUE(sibling) << sibling.status().to_string();
+    EXPECT_EQ((*sibling)->timing_lane(), (*parent)->timing_lane());
+    workers.push_back(std::make_unique<MeasuredCostModel>(alone.weights(), MeasuredCostModel::Params{}, *sibling));
+  }
+  // Each worker's stages alternate between the convolution timed alone above and one its context has
+  // to tune first (node 2, the dilated one), so tuning in one worker meets timing in the other.
+  std::vector<sched::Stage> mixed;
+  for (int i = 0; i < 16; ++i) mixed.push_back(i % 4 == 1 ? second : first);
+  std::vector<Expected<std::vector<double>>> shared(2, std::vector<double>{});
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w)
+    threads.emplace_back([&, w] { shared[size_t(w)] = workers[size_t(w)]->stage_latencies_ms(g, mixed, 1); });
+  for (std::thread& t : threads) t.join();
+  const double reference = sched::median_of(*alone_ms);
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(shared[size_t(w)]) << shared[size_t(w)].status().to_string();
+    std::vector<double> of_first;
+    for (size_t i = 0; i < mixed.size(); ++i)
+      if (i % 4 != 1) of_first.push_back((*shared[size_t(w)])[i]);
+    const double median = sched::median_of(of_first);
+    std::printf("[lane] worker %d: median %.4f ms, alone %.4f ms\n", w, median, reference);
+    EXPECT_LT(median, 1.1 * reference) << w;
+    EXPECT_GT(median, 0.9 * reference) << w;
+  }
+}
+
+// Screening times a stage for one round and keeps its executor: settling it afterwards replays that
+// executor (no new build) and counts the screening round as its first.
+TEST(GpuRuntime, ScreenedStagesAreSettledOnTheirExecutorWithTheScreeningRoundCounted) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel::Params params;
+  params.rule = sched::StageTimingRule{1, 2, 3, 3, 0.05};
+  MeasuredCostModel model(g, params, context_for(ExecConfig{}));
+  const sched::Stage a{sched::StageKind::kConcurrent, {{1}, {2, 3}}}, b{sched::StageKind::kConcurrent, {{1}}};
+  auto screened = model.screen_latencies_ms(g, {a, b}, 1);
+  ASSERT_TRUE(screened) << screened.status().to_string();
+  EXPECT_EQ(model.stats().rounds, 2);  // one round each
+  auto settled = model.stage_latencies_ms(g, {a}, 1);
+  ASSERT_TRUE(settled) << settled.status().to_string();
+  EXPECT_EQ(model.stats().reused_screened, 1);
+  EXPECT_EQ(model.stats().rounds, 2 + 3);  // the screening round counted among a's three
+  EXPECT_GT((*settled)[0], 0.5 * (*screened)[0]);
+  EXPECT_LT((*settled)[0], 2.0 * (*screened)[0]);
+  auto again = model.stage_latencies_ms(g, {a}, 1);  // its executor went to the settled timing
+  ASSERT_TRUE(again);
+  EXPECT_EQ(model.stats().reused_screened, 1);
 }
 
 // A batch-1 linear layer with 38 MB of weights is bound by reading them: replayed back to back they stay

@@ -404,6 +404,115 @@ TEST(StageBatch, AFailedRequestLeavesItsStagesToBeMeasuredAgain) {
   EXPECT_EQ(cache.size(), 2u);
 }
 
+// ---------- screening (DpOptions::screen_margin) ----------
+
+// Settled figures: signature_latency scaled to real stage latencies (0.1-5 ms, so that the margin's
+// 2 us is small beside them); screening figures off by up to `error` either way, the same for a stage
+// every time. Records every stage it settled.
+double scaled_latency(const ir::Graph& g, const Stage& st) { return 100 * signature_latency(g, st); }
+
+class ScreeningModel : public CostModel {
+ public:
+  explicit ScreeningModel(double error) : error_(error) {}
+  std::string name() const override { return "screening"; }
+  bool screens() const override { return true; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int) override {
+    settled.insert(signature(g, st));
+    return scaled_latency(g, st);
+  }
+  Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                    int) override {
+    std::vector<double> out;
+    for (const Stage& st : stages) {
+      const std::string h = signature_hash(signature(g, st));
+      const double unit = double(std::stoull(h.substr(0, 8), nullptr, 16)) / double(0xFFFFFFFFull);  // [0, 1]
+      out.push_back(scaled_latency(g, st) * (1 + error_ * (2 * unit - 1)));
+      ++screened;
+    }
+    return out;
+  }
+  std::string signature(const ir::Graph& g, const Stage& st) {
+    if (keys_.attrs.size() != g.nodes.size()) keys_ = op_keys(g);
+    return stage_signature(g, keys_, st);
+  }
+  std::set<std::string> settled;
+  int64_t screened = 0;
+
+ private:
+  double error_;
+  OpKeys keys_;
+};
+
+TEST(Screening, FiguresWithinTheMarginGiveTheScheduleOfSettlingEveryStageWithFewerSettled) {
+  models::ModelOptions mo;
+  mo.nasnet_filters = 32, mo.nasnet_stem_filters = 16;
+  for (const char* name : {"inception_v3", "nasnet", "googlenet"}) {
+    auto g = models::build_model(name, mo);
+    ASSERT_TRUE(g) << name;
+    TableCostModel table(scaled_latency);
+    OptimizeOptions o;
+    o.max_part_size = 50;
+    auto all_settled = optimize(*g, o, table);
+    ASSERT_TRUE(all_settled) << all_settled.status().to_string();
+    ScreeningModel screening(0.08);
+    o.screen_margin = 0.1;
+    auto screened = optimize(*g, o, screening);
+    ASSERT_TRUE(screened) << screened.status().to_string();
+    EXPECT_EQ(stage_lists(screened->schedule), stage_lists(all_settled->schedule)) << name;
+    EXPECT_NEAR(screened->schedule.meta.latency_ms, all_settled->schedule.meta.latency_ms, 1e-9) << name;
+    EXPECT_GT(screened->stats.stages_settled, 0) << name;
+    EXPECT_LT(screening.settled.size(), size_t(all_settled->stats.stages_costed)) << name;
+    std::printf("[screening] %s: %zu stages settled of %lld screened; %lld settled without screening\n", name,
+                screening.settled.size(), static_cast<long long>(screening.screened),
+                static_cast<long long>(all_settled->stats.stages_costed));
+  }
+}
+
+TEST(Screening, EveryStageOfTheChosenScheduleWasSettled) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  ScreeningModel screening(0.3);  // figures off by more than the margin: choices may differ, never unsettled
+  OptimizeOptions o;
+  o.screen_margin = 0.1;
+  auto r = optimize(*g, o, screening);
+  ASSERT_TRUE(r) << r.status().to_string();
+  for (const auto& block : r->schedule.blocks)
+    for (const Stage& st : block.stages) EXPECT_TRUE(screening.settled.count(screening.signature(*g, st)));
+}
+
+TEST(Screening, AModelThatDoesNotScreenIsSettledAtOnce) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  Expected<OptimizeResult> r[2] = {error(ErrorCode::kNotFound, ""), error(ErrorCode::kNotFound, "")};
+  for (int margin : {0, 1}) {
+    TableCostModel table(signature_latency);
+    OptimizeOptions o;
+    o.screen_margin = margin ? 0.1 : 0.0;
+    r[margin] = optimize(*g, o, table);
+    ASSERT_TRUE(r[margin]) << r[margin].status().to_string();
+  }
+  EXPECT_EQ(r[1]->stats.stages_settled, 0);
+  EXPECT_EQ(r[1]->stats.stages_costed, r[0]->stats.stages_costed);
+  EXPECT_EQ(stage_lists(r[1]->schedule), stage_lists(r[0]->schedule));
+}
+
+TEST(Screening, TheStageCacheAnswersAScreeningRequestWithASettledFigureButNeverTheReverse) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  const Stage a{StageKind::kConcurrent, {{1}}}, b{StageKind::kConcurrent, {{2}}};
+  ScreeningModel inner(0.5);
+  StageCache cache(inner, "t");
+  ASSERT_TRUE(cache.stage_latencies_ms(*g, {a}, 1));  // a settled
+  auto screened = cache.screen_latencies_ms(*g, {a, b}, 1);
+  ASSERT_TRUE(screened);
+  EXPECT_DOUBLE_EQ((*screened)[0], scaled_latency(*g, a));  // the settled figure
+  EXPECT_EQ(inner.screened, 1);                             // only b was screened
+  auto settled = cache.stage_latencies_ms(*g, {b}, 1);
+  ASSERT_TRUE(settled);
+  EXPECT_DOUBLE_EQ((*settled)[0], scaled_latency(*g, b));  // b timed again, settled
+  EXPECT_EQ(inner.settled.size(), 2u);
+}
+
 TEST(StageCacheKeys, SignaturesHashToFixedWidthKeysWithoutCollisionsOverARealSearch) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
