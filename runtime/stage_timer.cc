@@ -22,12 +22,11 @@ Expected<cudaEvent_t> StageTimer::record() {
 }
 
 // The host thread queueing a stage can be held up inside the driver by another worker's CUDA calls
-// (graph instantiation); had the GPU started the rounds by then, it ran out of queued replays and sat
-// idle inside a timed round (measured: a 0.144 ms stage timed at 0.168 ms by one of two workers). So once
-// everything is queued, the rounds' first event is asked: not yet reached proves no round can contain
-// such a gap; reached, the rounds are queued again behind the doubtful ones, which give the host a
-// head start. (A host function holding the lane until all was queued deadlocked two workers: lazy
-// kernel loading in the other worker waits for the lane.)
+// (graph instantiation); had the GPU started the rounds by then, it would run out of queued replays and
+// sit idle inside a timed round. So once everything is queued, the rounds' first event is asked: not yet
+// reached proves no round can contain such a gap; reached, the rounds are queued again behind the
+// doubtful ones, which give the host a head start. (A host function holding the lane until all was
+// queued hung a two-worker search, probably on lazy kernel loading, which waits for the whole device.)
 Status StageTimer::queue(Timed& t, int rounds) {
   std::lock_guard<std::mutex> lock(lane_->queue_mutex());
   // Under the mutex: a wait queued outside it could land inside another worker's round.
