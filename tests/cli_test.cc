@@ -65,6 +65,18 @@ TEST(Cli, DevicesWithoutAMeasuredSearchIsANamedError) {
   EXPECT_NE(r.out.find("analytic cost model"), std::string::npos) << r.out;
 }
 
+TEST(Cli, WorkersPerGpuWithoutAMeasuredSearchIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --workers-per-gpu 2 --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--workers-per-gpu spreads a measured DP search"), std::string::npos) << r.out;
+}
+
+TEST(Cli, AScreenMarginOutsideZeroToOneIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --screen-margin 1.5 --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--screen-margin"), std::string::npos) << r.out;
+}
+
 TEST(Cli, AMemoryBudgetUnderTheSequentialPeakIsANamedError) {
   const Result r = ios("optimize --model squeezenet --cost-model analytic --memory-budget 0.5 --quiet");
   EXPECT_NE(r.code, 0) << r.out;
