@@ -65,10 +65,13 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
   options.store = store_;
   options.zero_arena = false;
   StageTimer timer(rule, context_);
+  std::vector<int> prior;  // per stage: its screening round, counted again
   for (const sched::Stage& stage : stages) {
+    prior.push_back(0);
     if (auto kept = screened_.find(stage_key(g, stage, batch)); kept != screened_.end() && kept->second.exec) {
       RETURN_IF_ERROR(timer.add(std::move(kept->second.exec), {kept->second.round_ms}));
       ++stats_.reused_screened;
+      prior.back() = 1;
       continue;
     }
     const auto start = Clock::now();
@@ -82,9 +85,9 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
   stats_.requeued += timer.requeued();
   ++stats_.passes;
   std::vector<double> out;
-  for (const std::vector<double>& r : rounds) {
-    stats_.add(r, rule);
-    out.push_back(sched::median_of(r));
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    stats_.add(rounds[i], rule, prior[i]);
+    out.push_back(sched::median_of(rounds[i]));
   }
   std::vector<std::unique_ptr<Executor>> executors = timer.take_finished();
   for (size_t i = 0; i < stages.size(); ++i) {

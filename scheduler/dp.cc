@@ -335,14 +335,12 @@ class PartDp {
   bool costed(Mask t, bool merge) { return cost_of(t, merge) != nullptr; }
   bool screening() const { return options_.screen_margin > 0 && model_->screens(); }
 
-  // The most and the least a costed candidate's total can be: its figure, or a screening figure widened
-  // by the margin.
-  double high(const Candidate& c) {
-    const Cost& k = *cost_of(c.ending, c.merge);
+  // The most and the least a candidate's total can be given its stage's cost `k`: the figure, or a
+  // screening figure widened by the margin.
+  double high(const Candidate& c, const Cost& k) const {
     return c.rest + (k.settled ? k.ms : k.ms * (1 + options_.screen_margin) + options_.screen_margin_ms);
   }
-  double low(const Candidate& c) {
-    const Cost& k = *cost_of(c.ending, c.merge);
+  double low(const Candidate& c, const Cost& k) const {
     return c.rest + (k.settled ? k.ms : k.ms * (1 - options_.screen_margin) - options_.screen_margin_ms);
   }
 
@@ -390,7 +388,7 @@ class PartDp {
         const Cost* k = cost_of(c.ending, c.merge);
         const std::pair<Mask, bool> key{c.ending, c.merge};
         std::vector<std::pair<Mask, bool>>& todo = k ? settle : screen;
-        const bool open = k ? !k->settled && low(c) < bound : c.lower < bound;
+        const bool open = k ? !k->settled && low(c, *k) < bound : c.lower < bound;
         if (open && std::find(todo.begin(), todo.end(), key) == todo.end()) todo.push_back(key);
       }
       if (settle.empty() && screen.empty()) return Status::ok();
@@ -398,7 +396,7 @@ class PartDp {
       RETURN_IF_ERROR(cost_stages(screen, false));
       bound = std::numeric_limits<double>::infinity();
       for (const Candidate& c : candidates)
-        if (costed(c.ending, c.merge)) bound = std::min(bound, high(c));
+        if (const Cost* k = cost_of(c.ending, c.merge)) bound = std::min(bound, high(c, *k));
     }
   }
 
@@ -461,23 +459,23 @@ class PartDp {
                        [](const Candidate& a, const Candidate& b) { return a.lower < b.lower; });
     double bound = std::numeric_limits<double>::infinity();
     Entry best{bound, 0, false};
-    auto consider = [&](const Candidate& c) {
-      const Cost& k = *cost_of(c.ending, c.merge);
+    auto consider = [&](const Candidate& c, const Cost& k) {
       if (k.settled && c.rest + k.ms < best.cost) best = Entry{c.rest + k.ms, c.ending, c.merge};
     };
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];
       if (options_.bound_pruning && c.lower >= bound) break;
       RETURN_IF_ERROR(cost_ahead(candidates, i, bound));
-      bound = std::min(bound, high(c));
-      consider(c);
+      const Cost& k = *cost_of(c.ending, c.merge);
+      bound = std::min(bound, high(c, k));
+      consider(c, k);
     }
     if (screening()) {
       RETURN_IF_ERROR(settle_contenders(candidates, bound));
       // Every screened figure left is above the best settled total; ties go to the earliest, as without.
       best = Entry{std::numeric_limits<double>::infinity(), 0, false};
       for (const Candidate& c : candidates)
-        if (costed(c.ending, c.merge)) consider(c);
+        if (const Cost* k = cost_of(c.ending, c.merge)) consider(c, *k);
     }
     ++stats_->states;
     memo_.emplace(s, best);

@@ -85,12 +85,12 @@ bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& ru
   return n >= rule.min_rounds && within_tolerance(rounds, rule);
 }
 
-void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule) {
+void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior) {
   ++stages;
   const auto n = static_cast<int64_t>(rounds.size());
   this->rounds += n;
-  replays += rule.warmup * (n > rule.min_rounds ? 2 : 1) + n * rule.number;
-  for (double ms : rounds) gpu_seconds += ms * rule.number * 1e-3;
+  replays += rule.warmup * (n > rule.min_rounds ? 2 : 1) + (n - prior) * rule.number;
+  for (size_t i = size_t(prior); i < rounds.size(); ++i) gpu_seconds += rounds[i] * rule.number * 1e-3;
   unsettled += !within_tolerance(rounds, rule);
   spreads.push_back(relative_spread(rounds));
 }

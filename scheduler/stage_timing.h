@@ -64,8 +64,10 @@ struct StageTimingStats {
   double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;
   std::vector<double> spreads;  // per stage
 
-  // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest.
-  void add(const std::vector<double>& rounds, const StageTimingRule& rule);
+  // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest. The
+  // first `prior` rounds were timed earlier (a screening round, already added): they count among the
+  // stage's rounds and spread, not again among the replays and GPU time.
+  void add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior = 0);
   void merge(const StageTimingStats& other);
   double spread_percentile(double p) const;  // p in [0, 1]
   std::string summary() const;               // one line for logs

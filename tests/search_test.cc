@@ -118,6 +118,16 @@ TEST(StageTiming, StatsCountRoundsReplaysSecondWarmupsAndStagesAboveTolerance) {
   EXPECT_NE(stats.summary().find("2 stages timed"), std::string::npos) << stats.summary();
 }
 
+TEST(StageTiming, StatsCountAScreeningRoundOnceWhenItsStageIsSettledOnTheSameExecutor) {
+  const StageTimingRule rule = kThreeToSix;
+  StageTimingStats stats;
+  stats.add({2.0}, rule);                                       // screened: one round
+  stats.add({2.0, 1.0, 1.0}, rule, 1);                          // settled, the screening round first
+  EXPECT_EQ(stats.rounds, 1 + 3);                               // the settled figure is the median of three rounds
+  EXPECT_EQ(stats.replays, 2 * rule.warmup + 3 * rule.number);  // three rounds ran, not four
+  EXPECT_DOUBLE_EQ(stats.gpu_seconds, 4.0 * rule.number * 1e-3);
+}
+
 // ---------- the part-level search ----------
 
 // A deterministic latency shaped like a GPU's that depends on what the stage computes, never on op
