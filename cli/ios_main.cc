@@ -314,7 +314,7 @@ struct OptimizeArgs {
              stage_timing = *rule;
            },
            "measured cost model: adaptive | ios (IOS's 2/6/6) | fast (1/1/3-6/0.05/2) | "
-           "W/N/MIN-MAX/TOL[/ABS_US][,cold-l2]")
+           "W/N/MIN-MAX/TOL[/ABS_US][,cold-l2|,cold-weights]")
         ->default_str("adaptive");
     cmd->add_option("--devices", devices,
                     "measured cost model: GPUs that time stages, all or a list (0,1,...); one DP worker each")

@@ -628,6 +628,13 @@ Status Executor::replay_on(cudaStream_t stream) {
   CHECK_CUDA(cudaGraphLaunch(impl_->graph_exec, stream));
   return Status::ok();
 }
+
+Status Executor::warm_activations_on(cudaStream_t stream) {
+  launch_l2_touch(impl_->arena, impl_->memory.arena_bytes, stream);
+  CHECK_CUDA(cudaGetLastError());
+  return Status::ok();
+}
+
 cudaStream_t Executor::main_stream() const { return impl_->stream(0); }
 
 Status Executor::run() {

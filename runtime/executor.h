@@ -98,6 +98,9 @@ class Executor {
   // One replay of the CUDA graph queued on `stream` and not waited for (StageTimer's replays, which go
   // to a stream shared by the search's workers). Needs ExecutorOptions::use_graph.
   Status replay_on(cudaStream_t stream);
+  // Reads the activation arena on `stream` (after an L2 flush: the activations warm, the weights cold,
+  // as a stage finds them inside a network whose weights exceed the L2).
+  Status warm_activations_on(cudaStream_t stream);
   cudaStream_t main_stream() const;
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan

@@ -58,6 +58,8 @@ void launch_spin(double ms, cudaStream_t stream);
 // One thread that spins for *cycles clock cycles, read when it runs: a CUDA graph replays it with
 // whatever the host wrote there last (chaos mode's random delays).
 void launch_delay(const long long* cycles, cudaStream_t stream);
+// Reads the first bytes / 16 * 16 bytes at `data` (16-byte aligned) into the L2, writing nothing.
+void launch_l2_touch(const void* data, size_t bytes, cudaStream_t stream);
 // Clock cycles per microsecond of the current device.
 double device_cycles_per_us();
 

@@ -45,14 +45,15 @@ Status StageTimer::queue(Timed& t, int rounds) {
 Status StageTimer::queue_rounds(Timed& t, int rounds) {
   for (int i = 0; i < rule_.warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
   cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks
-  if (!rule_.cold_l2) {
+  if (!rule_.flushes()) {
     ASSIGN_OR_RETURN(mark, record());
   }
   for (int r = 0; r < rounds; ++r) {
     std::vector<Span> spans;
-    if (rule_.cold_l2) {
+    if (rule_.flushes()) {
       for (int i = 0; i < rule_.number; ++i) {
         RETURN_IF_ERROR(context_->flush_l2(stream_));
+        if (rule_.l2 == sched::L2Timing::kColdWeights) RETURN_IF_ERROR(t.exec->warm_activations_on(stream_));
         ASSIGN_OR_RETURN(cudaEvent_t begin, record());
         RETURN_IF_ERROR(t.exec->replay_on(stream_));
         ASSIGN_OR_RETURN(cudaEvent_t end, record());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace ios::sched {
 
@@ -17,7 +18,27 @@ std::string StageTimingRule::describe() const {
     std::snprintf(text, sizeof text, " or %.3g us", abs_tolerance_ms * 1e3);
     out += text;
   }
-  return out + (cold_l2 ? ", L2 flushed before each replay" : "");
+  switch (l2) {
+    case L2Timing::kWarm:
+      return out;
+    case L2Timing::kFlushed:
+      return out + ", L2 flushed before each replay";
+    case L2Timing::kColdWeights:
+      return out + ", L2 flushed and activations read back before each replay";
+  }
+  return out;
+}
+
+std::string StageTimingRule::cache_tag() const {
+  switch (l2) {
+    case L2Timing::kWarm:
+      return "";
+    case L2Timing::kFlushed:
+      return "|cold-l2";
+    case L2Timing::kColdWeights:
+      return "|cold-weights";
+  }
+  return "";
 }
 
 namespace {
@@ -36,7 +57,7 @@ Expected<StageTimingRule> parse_rule(const std::string& base, const std::string&
     used += abs_used;
   RETURN_ERROR_IF(used <= 0 || size_t(used) != base.size(), ErrorCode::kInvalidArgument,
                   "--stage-timing must be adaptive, ios, fast or W/N/MIN-MAX/TOL[/ABS_US] (e.g. 1/2/3-6/0.05 or "
-                  "1/1/3-6/0.05/2), optionally followed by ',cold-l2', got '" +
+                  "1/1/3-6/0.05/2), optionally followed by ',cold-l2' or ',cold-weights', got '" +
                       text + "'");
   RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
                       r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0) ||
@@ -50,11 +71,15 @@ Expected<StageTimingRule> parse_rule(const std::string& base, const std::string&
 }  // namespace
 
 Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
-  static const std::string kCold = ",cold-l2";
-  const bool cold = text.size() >= kCold.size() && text.compare(text.size() - kCold.size(), kCold.size(), kCold) == 0;
-  ASSIGN_OR_RETURN(StageTimingRule r, parse_rule(cold ? text.substr(0, text.size() - kCold.size()) : text, text));
-  r.cold_l2 = cold;
-  return r;
+  static const std::pair<std::string, L2Timing> kSuffixes[] = {{",cold-l2", L2Timing::kFlushed},
+                                                               {",cold-weights", L2Timing::kColdWeights}};
+  for (const auto& [suffix, l2] : kSuffixes) {
+    if (text.size() < suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    ASSIGN_OR_RETURN(StageTimingRule r, parse_rule(text.substr(0, text.size() - suffix.size()), text));
+    r.l2 = l2;
+    return r;
+  }
+  return parse_rule(text, text);
 }
 
 double median_of(std::vector<double> values) {

@@ -16,6 +16,8 @@ namespace ios::sched {
 // noisy stage gets up to `max_rounds`. The absolute term exists because a stage of a few microseconds
 // jitters by tens of percent from launch to launch while an error that small cannot change which
 // schedule wins. IOS's own rule is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0, 0}.
+enum class L2Timing { kWarm, kFlushed, kColdWeights };
+
 struct StageTimingRule {
   // The default ("adaptive"): on the H100 its schedules ran within 0.6 % of those of 3-6 rounds on
   // SqueezeNet, GoogLeNet, Inception V3 and NasNet and 3.5 % faster on RandWire, for 25-45 % less search
@@ -26,22 +28,26 @@ struct StageTimingRule {
   int max_rounds = 4;
   double tolerance = 0.05;
   double abs_tolerance_ms = 0;
-  // Each replay after an L2 flush, timed alone (the round is the mean of its replays). Replayed back to
-  // back, a stage finds its weights in the L2; inside the network they were evicted by the stages
-  // before it whenever the network's weights exceed the L2.
-  bool cold_l2 = false;
+  // What the L2 holds when a replay starts. Replayed back to back (kWarm), a stage finds its weights
+  // and activations in the L2; inside a network whose weights exceed the L2, the stages before it
+  // evicted its weights, while the activations it reads were just written. kFlushed: each replay after
+  // an L2 flush, timed alone (the round is the mean of its replays). kColdWeights: the same, then the
+  // stage's activations read back into the L2 before the replay.
+  L2Timing l2 = L2Timing::kWarm;
 
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0}; }
   // One replay per round (5.5-6.6 replays per stage measured); on the H100 its NasNet schedules ran
   // 5-7% slower than those of two replays per round (experiments/RESULTS.md, session 13).
   static StageTimingRule fast() { return {1, 1, 3, 6, 0.05, 0.002}; }
   std::string describe() const;
-  // What the rule adds to a stage-cache file key: cold-L2 timings are other numbers than warm ones.
-  std::string cache_tag() const { return cold_l2 ? "|cold-l2" : ""; }
+  bool flushes() const { return l2 != L2Timing::kWarm; }
+  // What the rule adds to a stage-cache file key: cold timings are other numbers than warm ones.
+  std::string cache_tag() const;
 };
 
 // "adaptive" (the defaults above), "ios", "fast", or "W/N/MIN-MAX/TOL[/ABS_US]" (e.g. "1/2/3-6/0.05" or
-// "1/1/3-6/0.05/2": 5% or 2 microseconds), each optionally followed by ",cold-l2".
+// "1/1/3-6/0.05/2": 5% or 2 microseconds), each optionally followed by ",cold-l2" (kFlushed) or
+// ",cold-weights" (kColdWeights).
 Expected<StageTimingRule> parse_stage_timing(const std::string& text);
 
 double median_of(std::vector<double> values);

@@ -570,28 +570,44 @@ TEST(GpuRuntime, ScreenedStagesAreSettledOnTheirExecutorWithTheScreeningRoundCou
   EXPECT_EQ(model.stats().reused_screened, 1);
 }
 
-// A batch-1 linear layer with 38 MB of weights is bound by reading them: replayed back to back they stay
-// in the L2 (50 MB on the H100); flushed before each replay they come from memory.
-TEST(GpuRuntime, ColdL2StageTimingSeesTheWeightsComeFromMemory) {
+// The L2 each timing rule leaves a replay. A batch-1 linear layer with 38 MB of weights is bound by
+// reading them: replayed back to back they stay in the L2 (50 MB on the H100); flushed before each replay
+// (cold-l2, cold-weights) they come from memory. A pooling layer reading a 12.8 MB activation finds it in
+// the L2 when warm and when its activations are read back after the flush (cold-weights), not when only
+// flushed (cold-l2).
+double stage_ms(const ir::Graph& g, sched::L2Timing l2) {
+  MeasuredCostModel::Params params;
+  params.rule = sched::StageTimingRule{2, 4, 5, 5, 0.0};
+  params.rule.l2 = l2;
+  MeasuredCostModel model(g, params, context_for(ExecConfig{}));
+  auto t = model.stage_latency_ms(g, sched::Stage{sched::StageKind::kConcurrent, {{1}}}, 1);
+  EXPECT_TRUE(t) << t.status().to_string();
+  EXPECT_EQ(model.stats().rounds, 5);
+  return t ? *t : 0.0;
+}
+
+TEST(GpuRuntime, ColdTimingsEvictWeightsAndColdWeightsKeepsActivationsInTheL2) {
   SKIP_WITHOUT_GPU();
-  ir::GraphBuilder gb("weights_bound", {1024, 3, 3});
-  gb.begin_block();
-  gb.end_block(gb.linear(gb.input(), ir::LinearAttrs{1024, true, ir::Act::kNone}));
-  const ir::Graph g = *gb.build();
-  const sched::Stage conv{sched::StageKind::kConcurrent, {{1}}};
-  double ms[2] = {0, 0};
-  for (bool cold : {false, true}) {
-    MeasuredCostModel::Params params;
-    params.rule = sched::StageTimingRule{2, 4, 5, 5, 0.0};
-    params.rule.cold_l2 = cold;
-    MeasuredCostModel model(g, params, context_for(ExecConfig{}));
-    auto t = model.stage_latency_ms(g, conv, 1);
-    ASSERT_TRUE(t) << t.status().to_string();
-    ms[cold] = *t;
-    EXPECT_EQ(model.stats().rounds, 5);
+  ir::GraphBuilder linear_builder("weights_bound", {1024, 3, 3});
+  linear_builder.begin_block();
+  linear_builder.end_block(linear_builder.linear(linear_builder.input(), ir::LinearAttrs{1024, true, ir::Act::kNone}));
+  const ir::Graph linear = *linear_builder.build();
+  ir::GraphBuilder pool_builder("activation_bound", {64, 224, 224});
+  pool_builder.begin_block();
+  pool_builder.end_block(pool_builder.pool(pool_builder.input(), ir::MaxPool(3).stride(1).pad(1)));
+  const ir::Graph pool = *pool_builder.build();
+  const sched::L2Timing modes[] = {sched::L2Timing::kWarm, sched::L2Timing::kFlushed, sched::L2Timing::kColdWeights};
+  double lin[3], act[3];
+  for (int m = 0; m < 3; ++m) {
+    lin[m] = stage_ms(linear, modes[m]);
+    act[m] = stage_ms(pool, modes[m]);
   }
-  std::printf("[l2] weights-bound conv: warm %.4f ms, cold %.4f ms\n", ms[0], ms[1]);
-  EXPECT_GT(ms[1], ms[0]);
+  std::printf("[l2] weights-bound linear: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", lin[0], lin[1], lin[2]);
+  std::printf("[l2] activation-bound pool: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", act[0], act[1], act[2]);
+  EXPECT_GT(lin[1], 1.1 * lin[0]);
+  EXPECT_GT(lin[2], 1.1 * lin[0]);
+  EXPECT_LT(act[2], act[1]);
+  EXPECT_LT(act[2], 1.1 * act[0]);
 }
 
 // Executors on one store share weights by op and step: a plan that merges convolutions and one that
