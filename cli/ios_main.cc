@@ -314,7 +314,8 @@ struct OptimizeArgs {
              stage_timing = *rule;
            },
            "measured cost model: adaptive | ios (IOS's 2/6/6) | fast (1/1/3-6/0.05/2) | "
-           "W/N/MIN-MAX/TOL[/ABS_US][,cold-l2|,cold-weights]")
+           "W/N/MIN-MAX/TOL[/ABS_US], then optionally ,l2-share (the default where N >= 2) | ,warm | ,cold-weights | "
+           ",cold-l2")
         ->default_str("adaptive");
     cmd->add_option("--devices", devices,
                     "measured cost model: GPUs that time stages, all or a list (0,1,...); one DP worker each")
@@ -488,7 +489,10 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
   ios::sched::StageTimingStats t = measured->stats();
   for (const ios::sched::CostModel* m : more)
     if (const auto* other = dynamic_cast<const ios::rt::MeasuredCostModel*>(m)) t.merge(other->stats());
-  std::fprintf(report.text(), "Stage timing (%s): %s\n", measured->rule().describe().c_str(), t.summary().c_str());
+  std::string rule = measured->rule().describe();
+  if (auto share = measured->cold_share(); share && measured->rule().l2 == ios::sched::L2Timing::kColdShare)
+    rule += " (" + std::to_string(int(*share * 100 + 0.5)) + " % here)";
+  std::fprintf(report.text(), "Stage timing (%s): %s\n", rule.c_str(), t.summary().c_str());
   report.json["stage_timing"] = {{"rule", measured->rule().describe()},
                                  {"stages", t.stages},
                                  {"rounds", t.rounds},

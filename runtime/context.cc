@@ -102,14 +102,21 @@ Expected<void*> Context::workspace(int stream, size_t bytes) {
   return workspace_[size_t(stream)].get();
 }
 
+Expected<size_t> Context::l2_bytes() const {
+  int l2 = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
+  return size_t(l2);
+}
+
 Status Context::flush_l2(cudaStream_t stream) {
   if (!l2_flush_.get()) {
-    int l2 = 0;
-    CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
-    l2_flush_bytes_ = 2 * size_t(std::max(l2, 1 << 20));
+    ASSIGN_OR_RETURN(size_t l2, l2_bytes());
+    l2_flush_bytes_ = 2 * std::max<size_t>(l2, 1 << 20);
     ASSIGN_OR_RETURN(l2_flush_, device_alloc(l2_flush_bytes_));
+    CHECK_CUDA(cudaMemsetAsync(l2_flush_.get(), 0, l2_flush_bytes_, stream));
   }
-  CHECK_CUDA(cudaMemsetAsync(l2_flush_.get(), 0, l2_flush_bytes_, stream));
+  launch_l2_touch(l2_flush_.get(), l2_flush_bytes_, stream);
+  CHECK_CUDA(cudaGetLastError());
   return Status::ok();
 }
 

@@ -63,8 +63,10 @@ class Context {
   Status ensure_streams(int count);
   // The workspace of `stream`, at least `bytes` large.
   Expected<void*> workspace(int stream, size_t bytes);
-  // Evicts the L2 cache on `stream`: writes a buffer twice its size (allocated on first use).
+  // Evicts the L2 cache on `stream`: reads a buffer twice its size (allocated on first use). Reading
+  // leaves clean lines; a memset left dirty ones, whose write-back then slowed the replay timed next.
   Status flush_l2(cudaStream_t stream);
+  Expected<size_t> l2_bytes() const;
 
   // The convolution kernel for `spec`: built once per context; tuned on `buffers` unless the cache
   // file has a choice for it.

@@ -17,6 +17,15 @@ MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights,
       context_(std::move(context)),
       store_(std::make_shared<DeviceStore>()) {}
 
+Expected<double> MeasuredCostModel::find_cold_share() {
+  if (cold_share_ < 0) {
+    ASSIGN_OR_RETURN(size_t l2, context_->l2_bytes());
+    const double weight_bytes = double(weights_->parameter_count()) * double(params_.config.element_bytes());
+    cold_share_ = weight_bytes > double(l2) ? 1.0 - double(l2) / weight_bytes : 0.0;
+  }
+  return cold_share_;
+}
+
 Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) {
   ASSIGN_OR_RETURN(std::vector<double> ms, stage_latencies_ms(g, {stage}, batch));
   return ms[0];
@@ -64,7 +73,10 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
   options.context = context_;
   options.store = store_;
   options.zero_arena = false;
-  StageTimer timer(rule, context_);
+  ASSIGN_OR_RETURN(double share, find_cold_share());
+  sched::StageTimingRule timing = rule;
+  if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
+  StageTimer timer(timing, context_, share);
   std::vector<int> prior;  // per stage: its screening round, counted again
   for (const sched::Stage& stage : stages) {
     prior.push_back(0);

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 
 #include "ir/weights.h"
 #include "runtime/device_store.h"
@@ -43,12 +44,18 @@ class MeasuredCostModel : public sched::CostModel {
   const sched::StageTimingStats& stats() const { return stats_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }
   const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
+  // The share of the network's weights (at the configured precision) that the device's L2 cannot hold:
+  // 1 - L2 / weight bytes, at least 0. Under sched::L2Timing::kColdShare a round's cold replay counts
+  // this much; where it is 0 (the weights fit) stages are timed warm. Known once a stage was timed.
+  std::optional<double> cold_share() const { return cold_share_ < 0 ? std::nullopt : std::optional(cold_share_); }
 
  private:
   std::shared_ptr<const ir::Weights> weights_;
   Params params_;
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   std::shared_ptr<DeviceStore> store_;
+  double cold_share_ = -1;  // not known yet
+  Expected<double> find_cold_share();
   Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
                                             const sched::StageTimingRule& rule, bool screening);
   struct Screened {  // a screened stage's executor and round

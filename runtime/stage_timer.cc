@@ -4,8 +4,12 @@
 
 namespace ios::rt {
 
-StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context)
-    : rule_(rule), context_(std::move(context)), lane_(context_->timing_lane()), stream_(lane_->stream()) {}
+StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share)
+    : rule_(rule),
+      cold_share_(cold_share),
+      context_(std::move(context)),
+      lane_(context_->timing_lane()),
+      stream_(lane_->stream()) {}
 
 StageTimer::~StageTimer() { (void)wait_for_queued(); }
 
@@ -49,37 +53,64 @@ Status StageTimer::queue_rounds(Timed& t, int rounds) {
     ASSIGN_OR_RETURN(mark, record());
   }
   for (int r = 0; r < rounds; ++r) {
-    std::vector<Span> spans;
-    if (rule_.flushes()) {
-      for (int i = 0; i < rule_.number; ++i) {
-        RETURN_IF_ERROR(context_->flush_l2(stream_));
-        if (rule_.l2 == sched::L2Timing::kColdWeights) RETURN_IF_ERROR(t.exec->warm_activations_on(stream_));
-        ASSIGN_OR_RETURN(cudaEvent_t begin, record());
-        RETURN_IF_ERROR(t.exec->replay_on(stream_));
-        ASSIGN_OR_RETURN(cudaEvent_t end, record());
-        spans.push_back({begin, end});
-      }
-    } else {
-      for (int i = 0; i < rule_.number; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
-      ASSIGN_OR_RETURN(cudaEvent_t end, record());
-      spans.push_back({mark, end});
-      mark = end;
-    }
+    ASSIGN_OR_RETURN(std::vector<Span> spans, queue_round(t, mark));
     t.rounds.push_back(std::move(spans));
   }
   return Status::ok();
 }
 
+Status StageTimer::flush_l2(Timed& t) {
+  RETURN_IF_ERROR(context_->flush_l2(stream_));
+  if (rule_.l2 == sched::L2Timing::kFlushed) return Status::ok();
+  return t.exec->warm_activations_on(stream_);
+}
+
+Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEvent_t& mark) {
+  const int n = rule_.number;
+  std::vector<Span> spans;
+  switch (rule_.l2) {
+    case sched::L2Timing::kWarm: {
+      for (int i = 0; i < n; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
+      ASSIGN_OR_RETURN(cudaEvent_t end, record());
+      spans.push_back({mark, end, 1.0 / n});
+      mark = end;
+      break;
+    }
+    case sched::L2Timing::kFlushed:
+    case sched::L2Timing::kColdWeights:
+      for (int i = 0; i < n; ++i) {
+        RETURN_IF_ERROR(flush_l2(t));
+        ASSIGN_OR_RETURN(cudaEvent_t begin, record());
+        RETURN_IF_ERROR(t.exec->replay_on(stream_));
+        ASSIGN_OR_RETURN(cudaEvent_t end, record());
+        spans.push_back({begin, end, 1.0 / n});
+      }
+      break;
+    case sched::L2Timing::kColdShare: {  // the parser guarantees n >= 2
+      RETURN_IF_ERROR(flush_l2(t));
+      ASSIGN_OR_RETURN(cudaEvent_t begin, record());
+      RETURN_IF_ERROR(t.exec->replay_on(stream_));
+      ASSIGN_OR_RETURN(cudaEvent_t cold_end, record());
+      for (int i = 1; i < n; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
+      ASSIGN_OR_RETURN(cudaEvent_t end, record());
+      spans.push_back({begin, cold_end, cold_share_});
+      spans.push_back({cold_end, end, (1.0 - cold_share_) / (n - 1)});
+      break;
+    }
+  }
+  return spans;
+}
+
 Expected<std::vector<double>> StageTimer::read(const Timed& t) const {
   std::vector<double> rounds = t.prior;
   for (const std::vector<Span>& spans : t.rounds) {
-    double total = 0;
+    double figure = 0;
     for (const Span& s : spans) {
       float ms = 0;
       CHECK_CUDA(cudaEventElapsedTime(&ms, s.begin, s.end));
-      total += double(ms);
+      figure += s.weight * double(ms);
     }
-    rounds.push_back(total / rule_.number);
+    rounds.push_back(figure);
   }
   return rounds;
 }

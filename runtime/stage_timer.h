@@ -18,7 +18,8 @@ namespace ios::rt {
 class StageTimer {
  public:
   // Replays go to `context`'s timing lane (shared with its siblings); `context` is the executors'.
-  StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context);
+  // `cold_share`: the weight of a round's cold replay under sched::L2Timing::kColdShare.
+  StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share = 0);
   ~StageTimer();  // waits for what it queued: the executors it holds are then destroyed idle
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
@@ -35,8 +36,9 @@ class StageTimer {
   int64_t requeued() const { return requeued_; }  // stages' rounds queued again (see queue())
 
  private:
-  struct Span {  // one replay (cold) or one round of replays (warm) between two events
+  struct Span {  // replays between two events; a round's figure is the weighted sum of its spans
     cudaEvent_t begin, end;
+    double weight;
   };
   struct Timed {
     std::unique_ptr<Executor> exec;
@@ -49,12 +51,15 @@ class StageTimer {
   static constexpr int kMaxRequeues = 3;
   Status queue(Timed& t, int rounds);  // warm-up and rounds, under the lane's queue mutex, checked
   Status queue_rounds(Timed& t, int rounds);
+  Expected<std::vector<Span>> queue_round(Timed& t, cudaEvent_t& mark);  // one round's replays and events
+  Status flush_l2(Timed& t);                                             // before a cold replay, as the rule says
   Expected<std::vector<double>> read(const Timed& t) const;
   Status check(Timed& t);          // reads t's first rounds (done) and queues the rest if they have not settled
   Expected<cudaEvent_t> record();  // a new timing event, recorded on the lane
   Status wait_for_queued() const;  // until this timer's last event (other workers' replays may follow)
 
   sched::StageTimingRule rule_;
+  double cold_share_;
   std::shared_ptr<Context> context_;
   std::shared_ptr<TimingLane> lane_;
   cudaStream_t stream_;

@@ -25,6 +25,10 @@ std::string StageTimingRule::describe() const {
       return out + ", L2 flushed before each replay";
     case L2Timing::kColdWeights:
       return out + ", L2 flushed and activations read back before each replay";
+    case L2Timing::kColdShare:
+      return out +
+             ", each round's first replay after an L2 flush (activations read back), weighed by the share "
+             "of the weights the L2 cannot hold";
   }
   return out;
 }
@@ -37,6 +41,8 @@ std::string StageTimingRule::cache_tag() const {
       return "|cold-l2";
     case L2Timing::kColdWeights:
       return "|cold-weights";
+    case L2Timing::kColdShare:  // the share follows from the network, precision and device, all in the key
+      return "|l2-share";
   }
   return "";
 }
@@ -53,11 +59,12 @@ Expected<StageTimingRule> parse_rule(const std::string& base, const std::string&
   int used = -1, abs_used = -1;
   std::sscanf(base.c_str(), "%d/%d/%d-%d/%lf%n", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds, &r.tolerance,
               &used);
+  if (r.number < 2) r.l2 = L2Timing::kWarm;
   if (used > 0 && base[size_t(used)] == '/' && std::sscanf(base.c_str() + used, "/%lf%n", &abs_us, &abs_used) == 1)
     used += abs_used;
   RETURN_ERROR_IF(used <= 0 || size_t(used) != base.size(), ErrorCode::kInvalidArgument,
                   "--stage-timing must be adaptive, ios, fast or W/N/MIN-MAX/TOL[/ABS_US] (e.g. 1/2/3-6/0.05 or "
-                  "1/1/3-6/0.05/2), optionally followed by ',cold-l2' or ',cold-weights', got '" +
+                  "1/1/3-6/0.05/2), optionally followed by ',warm', ',cold-l2', ',cold-weights' or ',l2-share', got '" +
                       text + "'");
   RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
                       r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0) ||
@@ -71,12 +78,16 @@ Expected<StageTimingRule> parse_rule(const std::string& base, const std::string&
 }  // namespace
 
 Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
-  static const std::pair<std::string, L2Timing> kSuffixes[] = {{",cold-l2", L2Timing::kFlushed},
-                                                               {",cold-weights", L2Timing::kColdWeights}};
+  static const std::pair<std::string, L2Timing> kSuffixes[] = {{",warm", L2Timing::kWarm},
+                                                               {",cold-l2", L2Timing::kFlushed},
+                                                               {",cold-weights", L2Timing::kColdWeights},
+                                                               {",l2-share", L2Timing::kColdShare}};
   for (const auto& [suffix, l2] : kSuffixes) {
     if (text.size() < suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
     ASSIGN_OR_RETURN(StageTimingRule r, parse_rule(text.substr(0, text.size() - suffix.size()), text));
     r.l2 = l2;
+    RETURN_ERROR_IF(l2 == L2Timing::kColdShare && r.number < 2, ErrorCode::kInvalidArgument,
+                    "--stage-timing '" + text + "': ',l2-share' needs at least 2 replays per round (N >= 2)");
     return r;
   }
   return parse_rule(text, text);

@@ -570,12 +570,8 @@ TEST(GpuRuntime, ScreenedStagesAreSettledOnTheirExecutorWithTheScreeningRoundCou
   EXPECT_EQ(model.stats().reused_screened, 1);
 }
 
-// The L2 each timing rule leaves a replay. A batch-1 linear layer with 38 MB of weights is bound by
-// reading them: replayed back to back they stay in the L2 (50 MB on the H100); flushed before each replay
-// (cold-l2, cold-weights) they come from memory. A pooling layer reading a 12.8 MB activation finds it in
-// the L2 when warm and when its activations are read back after the flush (cold-weights), not when only
-// flushed (cold-l2).
-double stage_ms(const ir::Graph& g, sched::L2Timing l2) {
+// One stage of `g` (its op 1) timed under `l2`; `cold_share` receives the model's share.
+double stage_ms(const ir::Graph& g, sched::L2Timing l2, double* cold_share = nullptr) {
   MeasuredCostModel::Params params;
   params.rule = sched::StageTimingRule{2, 4, 5, 5, 0.0};
   params.rule.l2 = l2;
@@ -583,15 +579,51 @@ double stage_ms(const ir::Graph& g, sched::L2Timing l2) {
   auto t = model.stage_latency_ms(g, sched::Stage{sched::StageKind::kConcurrent, {{1}}}, 1);
   EXPECT_TRUE(t) << t.status().to_string();
   EXPECT_EQ(model.stats().rounds, 5);
+  if (cold_share) *cold_share = model.cold_share().value_or(-1);
   return t ? *t : 0.0;
 }
 
+ir::Graph linear_layer(int in_features, int out_features) {
+  ir::GraphBuilder b("linear", {in_features, 1, 1});
+  b.begin_block();
+  b.end_block(b.linear(b.input(), ir::LinearAttrs{out_features, true, ir::Act::kNone}));
+  return *b.build();
+}
+
+// The cold share is the part of the network's weights the L2 cannot hold: 0 for 38 MB of weights on a
+// 50 MB L2 (timed warm), 1 - L2 / 134 MB for a layer of 134 MB, timed between its warm and cold figures.
+TEST(GpuRuntime, L2ShareTimingWeighsColdAndWarmReplaysByTheWeightsTheL2CannotHold) {
+  SKIP_WITHOUT_GPU();
+  int l2 = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), cudaSuccess);
+  double share = -1;
+  const ir::Graph fits = linear_layer(9216, 1024);
+  const double fits_warm = stage_ms(fits, sched::L2Timing::kWarm);
+  const double fits_share = stage_ms(fits, sched::L2Timing::kColdShare, &share);
+  EXPECT_EQ(share, 0.0);
+  EXPECT_LT(fits_share, 1.1 * fits_warm);
+  const ir::Graph big = linear_layer(16384, 2048);
+  const double weight_bytes = (16384.0 * 2048 + 2048) * 4;
+  const double warm = stage_ms(big, sched::L2Timing::kWarm);
+  const double cold = stage_ms(big, sched::L2Timing::kColdWeights);
+  const double between = stage_ms(big, sched::L2Timing::kColdShare, &share);
+  std::printf(
+      "[l2] 38 MB linear: warm %.4f, l2-share %.4f ms; 134 MB linear: warm %.4f, cold-weights %.4f, "
+      "l2-share %.4f ms (cold share %.2f)\n",
+      fits_warm, fits_share, warm, cold, between, share);
+  EXPECT_NEAR(share, 1.0 - l2 / weight_bytes, 1e-9);
+  EXPECT_GT(between, 0.9 * std::min(warm, cold));
+  EXPECT_LT(between, 1.1 * std::max(warm, cold));
+}
+
+// The L2 each timing rule leaves a replay. A batch-1 linear layer with 38 MB of weights is bound by
+// reading them: replayed back to back they stay in the L2 (50 MB on the H100); flushed before each replay
+// (cold-l2, cold-weights) they come from memory. A pooling layer reading a 12.8 MB activation finds it in
+// the L2 when warm and when its activations are read back after the flush (cold-weights), not when only
+// flushed (cold-l2).
 TEST(GpuRuntime, ColdTimingsEvictWeightsAndColdWeightsKeepsActivationsInTheL2) {
   SKIP_WITHOUT_GPU();
-  ir::GraphBuilder linear_builder("weights_bound", {1024, 3, 3});
-  linear_builder.begin_block();
-  linear_builder.end_block(linear_builder.linear(linear_builder.input(), ir::LinearAttrs{1024, true, ir::Act::kNone}));
-  const ir::Graph linear = *linear_builder.build();
+  const ir::Graph linear = linear_layer(9216, 1024);
   ir::GraphBuilder pool_builder("activation_bound", {64, 224, 224});
   pool_builder.begin_block();
   pool_builder.end_block(pool_builder.pool(pool_builder.input(), ir::MaxPool(3).stride(1).pad(1)));

@@ -81,7 +81,11 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   EXPECT_EQ(t->min_rounds, 2);
   EXPECT_EQ(t->max_rounds, 10);
   EXPECT_DOUBLE_EQ(t->tolerance, 0.05);
-  EXPECT_EQ(t->l2, L2Timing::kWarm);
+  EXPECT_EQ(t->l2, L2Timing::kColdShare);  // the default wherever a round has a warm replay
+  EXPECT_EQ(parse_stage_timing("0/1/2-10/0.05")->l2, L2Timing::kWarm);
+  EXPECT_EQ(parse_stage_timing("0/4/2-10/0.05,warm")->l2, L2Timing::kWarm);
+  EXPECT_EQ(parse_stage_timing("ios")->l2, L2Timing::kWarm);
+  EXPECT_EQ(parse_stage_timing("fast")->l2, L2Timing::kWarm);
   auto cold = parse_stage_timing("ios,cold-l2");
   ASSERT_TRUE(cold);
   EXPECT_EQ(cold->l2, L2Timing::kFlushed);
@@ -94,8 +98,15 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   EXPECT_EQ(weights->max_rounds, 4);
   EXPECT_NE(weights->describe().find("activations read back"), std::string::npos);
   EXPECT_NE(weights->cache_tag(), cold->cache_tag());
-  EXPECT_EQ(StageTimingRule{}.cache_tag(), "");
+  EXPECT_EQ(StageTimingRule::ios().cache_tag(), "");
   EXPECT_FALSE(parse_stage_timing("adaptive,cold-weights,cold-l2"));
+  auto share = parse_stage_timing("adaptive,l2-share");
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->l2, L2Timing::kColdShare);
+  EXPECT_EQ(share->cache_tag(), "|l2-share");
+  auto one_replay = parse_stage_timing("fast,l2-share");  // a cold replay needs a warm one beside it
+  ASSERT_FALSE(one_replay);
+  EXPECT_NE(one_replay.status().to_string().find("N >= 2"), std::string::npos);
   auto fast = parse_stage_timing("fast");
   ASSERT_TRUE(fast);
   EXPECT_EQ(fast->describe(), parse_stage_timing("1/1/3-6/0.05/2")->describe());
