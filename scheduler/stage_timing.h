@@ -74,7 +74,8 @@ struct StageTimingStats {
   int64_t screened = 0;         // of stages, timed for one round only (CostModel::screen_latencies_ms)
   int64_t reused_screened = 0;  // settled on their screening executor (no build), screening round counted
   // Host wall time making stage executors (the GPU replays earlier stages meanwhile), and waiting for
-  // the GPU after the last stage of a pass; GPU time inside timed rounds.
+  // the GPU after the last stage of a pass; GPU time inside timed rounds (each round's figure times its
+  // replays: under l2-share a weighted figure, so an estimate; L2 flushes are not counted).
   double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;
   std::vector<double> spreads;  // per stage
 
