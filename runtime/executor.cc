@@ -102,8 +102,6 @@ struct Executor::Impl {
   std::vector<int> unit_of_step;
   CudaGraph graph;
   CudaGraphExec graph_exec;
-  Event timing_begin, timing_end;                            // recorded by the timing nodes until replaced
-  cudaGraphNode_t begin_node = nullptr, end_node = nullptr;  // ExecutorOptions::timing_nodes
 
   cudaStream_t stream(int i) const { return ctx->stream(i); }
   size_t eb() const { return cfg.element_bytes(); }
@@ -403,32 +401,10 @@ struct Executor::Impl {
     return set_dependencies(std::move(ends));
   }
 
-  // An event-record node on stream(0) while capturing (cudaEventRecordExternal makes it a node rather
-  // than a capture-internal dependency); returns it.
-  Expected<cudaGraphNode_t> capture_timing_node(cudaEvent_t event) {
-    CHECK_CUDA(cudaEventRecordWithFlags(event, stream(0), cudaEventRecordExternal));
-    cudaStreamCaptureStatus status{};
-    const cudaGraphNode_t* last = nullptr;
-    size_t count = 0;
-    CHECK_CUDA(cudaStreamGetCaptureInfo(stream(0), &status, nullptr, nullptr, &last, nullptr, &count));
-    RETURN_ERROR_IF(count != 1, ErrorCode::kRuntimeError, "a timing node did not become the capture's only tail");
-    return last[0];
-  }
-
-  Status issue_timed() {
-    if (!opt.timing_nodes) return dataflow_graph_mode() ? issue_dataflow() : issue_plan();
-    ASSIGN_OR_RETURN(timing_begin, make_event(true));
-    ASSIGN_OR_RETURN(timing_end, make_event(true));
-    ASSIGN_OR_RETURN(begin_node, capture_timing_node(timing_begin));
-    RETURN_IF_ERROR(dataflow_graph_mode() ? issue_dataflow() : issue_plan());
-    ASSIGN_OR_RETURN(end_node, capture_timing_node(timing_end));
-    return Status::ok();
-  }
-
   Status capture() {
     cudaGraph_t cg = nullptr;
     CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
-    Status issued = issue_timed();
+    Status issued = dataflow_graph_mode() ? issue_dataflow() : issue_plan();
     const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
     RETURN_IF_ERROR(issued);
     CHECK_CUDA(end);
@@ -646,16 +622,9 @@ Status Executor::perturb(uint64_t seed, double max_us) {
   return Status::ok();
 }
 
-Status Executor::replay_on(cudaStream_t stream, cudaEvent_t begin, cudaEvent_t end) {
+Status Executor::replay_on(cudaStream_t stream) {
   RETURN_ERROR_IF(!impl_->graph_exec.get(), ErrorCode::kInvalidArgument,
                   "replay_on needs an executor built with a CUDA graph");
-  if (begin || end) {
-    RETURN_ERROR_IF(!begin || !end || !impl_->begin_node, ErrorCode::kInvalidArgument,
-                    "replay_on with events needs both and an executor built with timing nodes");
-    // Launches already queued keep the events they were queued with.
-    CHECK_CUDA(cudaGraphExecEventRecordNodeSetEvent(impl_->graph_exec, impl_->begin_node, begin));
-    CHECK_CUDA(cudaGraphExecEventRecordNodeSetEvent(impl_->graph_exec, impl_->end_node, end));
-  }
   CHECK_CUDA(cudaGraphLaunch(impl_->graph_exec, stream));
   return Status::ok();
 }

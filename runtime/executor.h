@@ -32,10 +32,6 @@ struct ExecutorOptions {
   // Zero the activation arena when built. The measured cost model does not: a stage's latency does not
   // depend on the values it reads, and the memset would run beside sibling workers' timed replays.
   bool zero_arena = true;
-  // Event-record nodes at the start and end of the captured graph, so that a replay can be timed
-  // without the graph launch's own cost (replay_on with events): inside a network a stage follows the
-  // previous one within one graph and pays no launch of its own.
-  bool timing_nodes = false;
   ContextOptions context_options;      // dtype and math are taken from `config`
   LaunchObserver* observer = nullptr;  // told which plan step issues each kernel (CUPTI)
   // Chaos mode: a delay kernel on the step's stream before every plan step (launches, and the event
@@ -100,10 +96,8 @@ class Executor {
   Expected<Timing> time(const TimingOptions& options);
   Expected<Timing> time(int warmup, int iterations) { return time(TimingOptions{warmup, 0, iterations, 0}); }
   // One replay of the CUDA graph queued on `stream` and not waited for (StageTimer's replays, which go
-  // to a stream shared by the search's workers). Needs ExecutorOptions::use_graph. With `begin` and
-  // `end` (timing events; needs ExecutorOptions::timing_nodes) the graph's own first and last nodes
-  // record them in this replay.
-  Status replay_on(cudaStream_t stream, cudaEvent_t begin = nullptr, cudaEvent_t end = nullptr);
+  // to a stream shared by the search's workers). Needs ExecutorOptions::use_graph.
+  Status replay_on(cudaStream_t stream);
   // Reads the activation arena on `stream` (after an L2 flush: the activations warm, the weights cold,
   // as a stage finds them inside a network whose weights exceed the L2).
   Status warm_activations_on(cudaStream_t stream);

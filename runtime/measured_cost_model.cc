@@ -73,7 +73,6 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
   options.context = context_;
   options.store = store_;
   options.zero_arena = false;
-  options.timing_nodes = params_.rule.in_graph;
   ASSIGN_OR_RETURN(double share, find_cold_share());
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;

@@ -18,22 +18,17 @@ Status StageTimer::wait_for_queued() const {
   return Status::ok();
 }
 
-Expected<cudaEvent_t> StageTimer::new_event() {
+Expected<cudaEvent_t> StageTimer::record() {
   ASSIGN_OR_RETURN(Event e, make_event(true));
+  CHECK_CUDA(cudaEventRecord(e, stream_));
   events_.push_back(std::move(e));
   return events_.back().get();
 }
 
-Expected<cudaEvent_t> StageTimer::record() {
-  ASSIGN_OR_RETURN(cudaEvent_t e, new_event());
-  CHECK_CUDA(cudaEventRecord(e, stream_));
-  return e;
-}
-
 // The host thread queueing a stage can be held up inside the driver by another worker's CUDA calls
 // (graph instantiation); had the GPU started the rounds by then, it would run out of queued replays and
-// sit idle inside a timed round. So once everything is queued, the event before the rounds is asked: not
-// yet reached proves no round can contain such a gap; reached, the rounds are queued again behind the
+// sit idle inside a timed round. So once everything is queued, the rounds' first event is asked: not yet
+// reached proves no round can contain such a gap; reached, the rounds are queued again behind the
 // doubtful ones, which give the host a head start. (A host function holding the lane until all was
 // queued hung a two-worker search, probably on lazy kernel loading, which waits for the whole device.)
 Status StageTimer::queue(Timed& t, int rounds) {
@@ -42,8 +37,8 @@ Status StageTimer::queue(Timed& t, int rounds) {
   if (t.rounds.empty()) CHECK_CUDA(cudaStreamWaitEvent(stream_, t.built));
   for (int attempt = 0;; ++attempt) {
     const size_t first = t.rounds.size();
-    ASSIGN_OR_RETURN(cudaEvent_t start, queue_rounds(t, rounds));
-    const cudaError_t reached = cudaEventQuery(start);
+    RETURN_IF_ERROR(queue_rounds(t, rounds));
+    const cudaError_t reached = cudaEventQuery(t.rounds[first].front().begin);
     if (reached == cudaErrorNotReady || attempt == kMaxRequeues) return Status::ok();
     CHECK_CUDA(reached);
     t.rounds.resize(first);
@@ -51,18 +46,17 @@ Status StageTimer::queue(Timed& t, int rounds) {
   }
 }
 
-Expected<cudaEvent_t> StageTimer::queue_rounds(Timed& t, int rounds) {
+Status StageTimer::queue_rounds(Timed& t, int rounds) {
   for (int i = 0; i < rule_.warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
-  ASSIGN_OR_RETURN(cudaEvent_t start, record());
-  cudaEvent_t mark = start;  // warm rounds timed around their launches share their boundary marks
+  cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks
+  if (!rule_.flushes()) {
+    ASSIGN_OR_RETURN(mark, record());
+  }
   for (int r = 0; r < rounds; ++r) {
     ASSIGN_OR_RETURN(std::vector<Span> spans, queue_round(t, mark));
     t.rounds.push_back(std::move(spans));
   }
-  // The host waits on events it recorded itself: one recorded by a graph node may read as done before
-  // its launch ran.
-  ASSIGN_OR_RETURN(t.done, record());
-  return start;
+  return Status::ok();
 }
 
 Status StageTimer::flush_l2(Timed& t) {
@@ -71,58 +65,36 @@ Status StageTimer::flush_l2(Timed& t) {
   return t.exec->warm_activations_on(stream_);
 }
 
-Expected<StageTimer::Span> StageTimer::timed_replay(Timed& t, double weight) {
-  if (rule_.in_graph) {
-    ASSIGN_OR_RETURN(cudaEvent_t begin, new_event());
-    ASSIGN_OR_RETURN(cudaEvent_t end, new_event());
-    RETURN_IF_ERROR(t.exec->replay_on(stream_, begin, end));
-    return Span{begin, end, weight};
-  }
-  ASSIGN_OR_RETURN(cudaEvent_t begin, record());
-  RETURN_IF_ERROR(t.exec->replay_on(stream_));
-  ASSIGN_OR_RETURN(cudaEvent_t end, record());
-  return Span{begin, end, weight};
-}
-
-// `count` replays right behind the previous one, `weight` in all: each timed by its graph's own nodes,
-// or (timed around launches) together from `mark` to an event after the last, which becomes the mark.
-Status StageTimer::warm_replays(Timed& t, int count, double weight, cudaEvent_t& mark, std::vector<Span>& spans) {
-  if (rule_.in_graph) {
-    for (int i = 0; i < count; ++i) {
-      ASSIGN_OR_RETURN(Span s, timed_replay(t, weight / count));
-      spans.push_back(s);
-    }
-    return Status::ok();
-  }
-  for (int i = 0; i < count; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
-  ASSIGN_OR_RETURN(cudaEvent_t end, record());
-  spans.push_back({mark, end, weight / count});
-  mark = end;
-  return Status::ok();
-}
-
 Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEvent_t& mark) {
   const int n = rule_.number;
   std::vector<Span> spans;
   switch (rule_.l2) {
-    case sched::L2Timing::kWarm:
-      RETURN_IF_ERROR(warm_replays(t, n, 1.0, mark, spans));
+    case sched::L2Timing::kWarm: {
+      for (int i = 0; i < n; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
+      ASSIGN_OR_RETURN(cudaEvent_t end, record());
+      spans.push_back({mark, end, 1.0 / n});
+      mark = end;
       break;
+    }
     case sched::L2Timing::kFlushed:
     case sched::L2Timing::kColdWeights:
       for (int i = 0; i < n; ++i) {
         RETURN_IF_ERROR(flush_l2(t));
-        ASSIGN_OR_RETURN(Span s, timed_replay(t, 1.0 / n));
-        spans.push_back(s);
+        ASSIGN_OR_RETURN(cudaEvent_t begin, record());
+        RETURN_IF_ERROR(t.exec->replay_on(stream_));
+        ASSIGN_OR_RETURN(cudaEvent_t end, record());
+        spans.push_back({begin, end, 1.0 / n});
       }
       break;
-    case sched::L2Timing::kColdShare: {
-      RETURN_ERROR_IF(n < 2, ErrorCode::kInvalidArgument, "l2-share stage timing needs 2 replays per round");
+    case sched::L2Timing::kColdShare: {  // the parser guarantees n >= 2
       RETURN_IF_ERROR(flush_l2(t));
-      ASSIGN_OR_RETURN(Span cold, timed_replay(t, cold_share_));
-      spans.push_back(cold);
-      mark = cold.end;
-      RETURN_IF_ERROR(warm_replays(t, n - 1, 1.0 - cold_share_, mark, spans));
+      ASSIGN_OR_RETURN(cudaEvent_t begin, record());
+      RETURN_IF_ERROR(t.exec->replay_on(stream_));
+      ASSIGN_OR_RETURN(cudaEvent_t cold_end, record());
+      for (int i = 1; i < n; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
+      ASSIGN_OR_RETURN(cudaEvent_t end, record());
+      spans.push_back({begin, cold_end, cold_share_});
+      spans.push_back({cold_end, end, (1.0 - cold_share_) / (n - 1)});
       break;
     }
   }
@@ -154,12 +126,12 @@ Status StageTimer::add(std::unique_ptr<Executor> exec, std::vector<double> prior
   ASSIGN_OR_RETURN(Event built, make_event());
   CHECK_CUDA(cudaEventRecord(built, exec->main_stream()));
   const int first_rounds = std::max(1, rule_.min_rounds - static_cast<int>(prior.size()));
-  timed_.push_back(Timed{std::move(exec), built.get(), std::move(prior), {}, nullptr, false});
+  timed_.push_back(Timed{std::move(exec), built.get(), std::move(prior), {}, false});
   events_.push_back(std::move(built));
   RETURN_IF_ERROR(queue(timed_.back(), first_rounds));
   // Stages finish in the order they were queued: check the earlier ones until one is still running.
   while (unchecked_ + 1 < timed_.size()) {
-    const cudaError_t done = cudaEventQuery(timed_[unchecked_].done);
+    const cudaError_t done = cudaEventQuery(timed_[unchecked_].rounds.back().back().end);
     if (done == cudaErrorNotReady) break;
     CHECK_CUDA(done);
     RETURN_IF_ERROR(check(timed_[unchecked_++]));
@@ -169,7 +141,7 @@ Status StageTimer::add(std::unique_ptr<Executor> exec, std::vector<double> prior
 
 Expected<std::vector<std::vector<double>>> StageTimer::finish() {
   for (; unchecked_ < timed_.size(); ++unchecked_) {
-    CHECK_CUDA(cudaEventSynchronize(timed_[unchecked_].done));
+    CHECK_CUDA(cudaEventSynchronize(timed_[unchecked_].rounds.back().back().end));
     RETURN_IF_ERROR(check(timed_[unchecked_]));
   }
   RETURN_IF_ERROR(wait_for_queued());

@@ -45,23 +45,18 @@ class StageTimer {
     cudaEvent_t built;  // on the executor's stream after its setup
     std::vector<double> prior;
     std::vector<std::vector<Span>> rounds;
-    cudaEvent_t done = nullptr;  // recorded on the lane after the last round queued
-    bool checked = false;        // its first rounds were read and, if unsettled, extended
+    bool checked = false;  // its first rounds were read and, if unsettled, extended
   };
 
   static constexpr int kMaxRequeues = 3;
   Status queue(Timed& t, int rounds);  // warm-up and rounds, under the lane's queue mutex, checked
-  // Warm-up and `rounds` rounds; returns the event recorded before the first round.
-  Expected<cudaEvent_t> queue_rounds(Timed& t, int rounds);
+  Status queue_rounds(Timed& t, int rounds);
   Expected<std::vector<Span>> queue_round(Timed& t, cudaEvent_t& mark);  // one round's replays and events
-  Expected<Span> timed_replay(Timed& t, double weight);                  // one replay with its own events
-  Status warm_replays(Timed& t, int count, double weight, cudaEvent_t& mark, std::vector<Span>& spans);
-  Status flush_l2(Timed& t);  // before a cold replay, as the rule says
+  Status flush_l2(Timed& t);                                             // before a cold replay, as the rule says
   Expected<std::vector<double>> read(const Timed& t) const;
-  Status check(Timed& t);             // reads t's first rounds (done) and queues the rest if they have not settled
-  Expected<cudaEvent_t> new_event();  // a timing event this timer owns
-  Expected<cudaEvent_t> record();     // a new timing event, recorded on the lane
-  Status wait_for_queued() const;     // until this timer's last event (other workers' replays may follow)
+  Status check(Timed& t);          // reads t's first rounds (done) and queues the rest if they have not settled
+  Expected<cudaEvent_t> record();  // a new timing event, recorded on the lane
+  Status wait_for_queued() const;  // until this timer's last event (other workers' replays may follow)
 
   sched::StageTimingRule rule_;
   double cold_share_;

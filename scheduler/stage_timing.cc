@@ -6,24 +6,34 @@
 
 namespace ios::sched {
 
-namespace {
-
-const char* l2_description(L2Timing l2) {
+std::string StageTimingRule::describe() const {
+  char text[200];
+  if (min_rounds >= max_rounds)
+    std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d rounds", warmup, number, max_rounds);
+  else
+    std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d-%d rounds until spread <= %.0f%%", warmup,
+                  number, min_rounds, max_rounds, tolerance * 100);
+  std::string out = text;
+  if (min_rounds < max_rounds && abs_tolerance_ms > 0) {
+    std::snprintf(text, sizeof text, " or %.3g us", abs_tolerance_ms * 1e3);
+    out += text;
+  }
   switch (l2) {
     case L2Timing::kWarm:
-      return "";
+      return out;
     case L2Timing::kFlushed:
-      return ", L2 flushed before each replay";
+      return out + ", L2 flushed before each replay";
     case L2Timing::kColdWeights:
-      return ", L2 flushed and activations read back before each replay";
+      return out + ", L2 flushed and activations read back before each replay";
     case L2Timing::kColdShare:
-      return ", each round's first replay after an L2 flush (activations read back), weighed by the share of the "
-             "weights the L2 cannot hold";
+      return out +
+             ", each round's first replay after an L2 flush (activations read back), weighed by the share "
+             "of the weights the L2 cannot hold";
   }
-  return "";
+  return out;
 }
 
-const char* l2_tag(L2Timing l2) {
+std::string StageTimingRule::cache_tag() const {
   switch (l2) {
     case L2Timing::kWarm:
       return "";
@@ -37,25 +47,6 @@ const char* l2_tag(L2Timing l2) {
   return "";
 }
 
-}  // namespace
-
-std::string StageTimingRule::describe() const {
-  char text[200];
-  if (min_rounds >= max_rounds)
-    std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d rounds", warmup, number, max_rounds);
-  else
-    std::snprintf(text, sizeof text, "warmup %d, %d replays per round, %d-%d rounds until spread <= %.0f%%", warmup,
-                  number, min_rounds, max_rounds, tolerance * 100);
-  std::string out = text;
-  if (min_rounds < max_rounds && abs_tolerance_ms > 0) {
-    std::snprintf(text, sizeof text, " or %.3g us", abs_tolerance_ms * 1e3);
-    out += text;
-  }
-  return out + l2_description(l2) + (in_graph ? "" : ", timed around launches");
-}
-
-std::string StageTimingRule::cache_tag() const { return std::string(l2_tag(l2)) + (in_graph ? "" : "|launches"); }
-
 namespace {
 
 // The rule named by `base` (a name or a tuple); errors quote the whole flag value `text`.
@@ -68,12 +59,12 @@ Expected<StageTimingRule> parse_rule(const std::string& base, const std::string&
   int used = -1, abs_used = -1;
   std::sscanf(base.c_str(), "%d/%d/%d-%d/%lf%n", &r.warmup, &r.number, &r.min_rounds, &r.max_rounds, &r.tolerance,
               &used);
-  if (r.number < 2) r.l2 = L2Timing::kWarm;  // l2-share needs a warm replay beside the cold one
+  if (r.number < 2) r.l2 = L2Timing::kWarm;
   if (used > 0 && base[size_t(used)] == '/' && std::sscanf(base.c_str() + used, "/%lf%n", &abs_us, &abs_used) == 1)
     used += abs_used;
   RETURN_ERROR_IF(used <= 0 || size_t(used) != base.size(), ErrorCode::kInvalidArgument,
                   "--stage-timing must be adaptive, ios, fast or W/N/MIN-MAX/TOL[/ABS_US] (e.g. 1/2/3-6/0.05 or "
-                  "1/1/3-6/0.05/2), optionally followed by options (e.g. ',l2-share' or ',warm,launches'), got '" +
+                  "1/1/3-6/0.05/2), optionally followed by ',warm', ',cold-l2', ',cold-weights' or ',l2-share', got '" +
                       text + "'");
   RETURN_ERROR_IF(r.warmup < 0 || r.number < 1 || r.min_rounds < 1 || r.max_rounds < r.min_rounds ||
                       r.max_rounds > 1000 || r.number > 1000 || r.warmup > 1000 || !(r.tolerance >= 0) ||
@@ -87,33 +78,19 @@ Expected<StageTimingRule> parse_rule(const std::string& base, const std::string&
 }  // namespace
 
 Expected<StageTimingRule> parse_stage_timing(const std::string& text) {
-  static const std::pair<std::string, L2Timing> kL2States[] = {{"warm", L2Timing::kWarm},
-                                                               {"cold-l2", L2Timing::kFlushed},
-                                                               {"cold-weights", L2Timing::kColdWeights},
-                                                               {"l2-share", L2Timing::kColdShare}};
-  const size_t comma = text.find(',');
-  ASSIGN_OR_RETURN(StageTimingRule r, parse_rule(text.substr(0, comma), text));
-  bool l2_named = false;
-  for (size_t at = comma; at != std::string::npos;) {
-    const size_t next = text.find(',', at + 1);
-    const std::string option = text.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
-    at = next;
-    if (option == "launches") {
-      r.in_graph = false;
-      continue;
-    }
-    auto state = std::find_if(std::begin(kL2States), std::end(kL2States),
-                              [&](const auto& named) { return named.first == option; });
-    RETURN_ERROR_IF(state == std::end(kL2States) || l2_named, ErrorCode::kInvalidArgument,
-                    "--stage-timing '" + text + "': '" + option +
-                        "' is not an option here; after the rule come at most one of warm, l2-share, cold-weights, "
-                        "cold-l2 and optionally launches");
-    r.l2 = state->second;
-    l2_named = true;
+  static const std::pair<std::string, L2Timing> kSuffixes[] = {{",warm", L2Timing::kWarm},
+                                                               {",cold-l2", L2Timing::kFlushed},
+                                                               {",cold-weights", L2Timing::kColdWeights},
+                                                               {",l2-share", L2Timing::kColdShare}};
+  for (const auto& [suffix, l2] : kSuffixes) {
+    if (text.size() < suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    ASSIGN_OR_RETURN(StageTimingRule r, parse_rule(text.substr(0, text.size() - suffix.size()), text));
+    r.l2 = l2;
+    RETURN_ERROR_IF(l2 == L2Timing::kColdShare && r.number < 2, ErrorCode::kInvalidArgument,
+                    "--stage-timing '" + text + "': ',l2-share' needs at least 2 replays per round (N >= 2)");
+    return r;
   }
-  RETURN_ERROR_IF(r.l2 == L2Timing::kColdShare && r.number < 2, ErrorCode::kInvalidArgument,
-                  "--stage-timing '" + text + "': 'l2-share' needs at least 2 replays per round (N >= 2)");
-  return r;
+  return parse_rule(text, text);
 }
 
 double median_of(std::vector<double> values) {

@@ -39,13 +39,9 @@ struct StageTimingRule {
   // 1.6 % of the end-to-end latency on Inception V3 and NasNet (warm: 11-14 % under) and its schedules
   // ran 1.0-1.2 % faster (experiments/RESULTS.md, session 15).
   L2Timing l2 = L2Timing::kColdShare;
-  // Each replay timed by event-record nodes at the start and end of the stage's own CUDA graph, leaving
-  // out what launching the graph costs (inside a network a stage pays no launch); false (",launches"):
-  // by events recorded on the stream around launches.
-  bool in_graph = true;
 
-  // IOS's rule, timed as IOS did (warm, around launches).
-  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0, L2Timing::kWarm, false}; }
+  // IOS's rule, timed as IOS did (warm).
+  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0, L2Timing::kWarm}; }
   // One replay per round (5.5-6.6 replays per stage measured); on the H100 its NasNet schedules ran
   // 5-7% slower than those of two replays per round (experiments/RESULTS.md, session 13). Warm: l2-share
   // needs a warm replay beside the cold one.

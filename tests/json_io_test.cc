@@ -1,11 +1,10 @@
-#include "ir/json_io.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/file_io.h"
+#include "ir/json_io.h"
 #include "models/models.h"
 #include "test_graphs.h"
 
@@ -127,8 +126,7 @@ TEST(GraphFile, DotHasOneClusterPerBlock) {
   ASSERT_TRUE(g);
   std::string dot = graph_to_dot(*g);
   size_t clusters = 0;
-  for (size_t p = dot.find("subgraph cluster_"); p != std::string::npos; p = dot.find("subgraph cluster_", p + 1))
-    ++clusters;
+  for (size_t p = dot.find("subgraph cluster_"); p != std::string::npos; p = dot.find("subgraph cluster_", p + 1)) ++clusters;
   EXPECT_EQ(clusters, g->blocks.size());
 }
 
@@ -165,8 +163,8 @@ TEST(GraphFile, NonBooleanFlagsAreRejectedByName) {
   for (const char* field : {"bias", "ceil_mode"}) {
     json j = tiny_json();
     json& node = j["blocks"][0]["inner_nodes"][0];
-    if (std::string(field) == "ceil_mode")
-      node = {{"name", "1"}, {"type", "pool"}, {"pool_type", "max"}, {"kernel", {2, 2}}, {"inputs", node["inputs"]}};
+    if (std::string(field) == "ceil_mode") node = {{"name", "1"}, {"type", "pool"}, {"pool_type", "max"},
+                                                   {"kernel", {2, 2}}, {"inputs", node["inputs"]}};
     node[field] = 1;
     auto g = graph_from_json(j);
     ASSERT_FALSE(g) << field;

@@ -1,9 +1,9 @@
-#include "models/models.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+
+#include "models/models.h"
 
 namespace ios::models {
 namespace {
@@ -32,16 +32,17 @@ TEST_P(ModelShape, HasIosOpCountBlocksOutputAndFlops) {
 }
 
 // FLOP ranges: multiply-adds x2. Published: Inception V3 5.7 GMAC, GoogLeNet 1.5 GMAC, NASNet-A
-// Large 23.8 GMAC, DenseNet-121 2.87 GMAC. SqueezeNet 1.0 is 0.82 GMAC plus ~0.35 GMAC of bypass convs; RandWire's four
-// stages of pointwise convs at C=154 add to ~8.3 GMAC (1.19 + 3 x 2.38).
-INSTANTIATE_TEST_SUITE_P(Networks, ModelShape,
-                         ::testing::Values(Expect{"inception_v3", 13, 119, {2048, 1, 1}, 11.0, 11.9},
-                                           Expect{"squeezenet", 12, 50, {1000, 1, 1}, 2.2, 2.5},
-                                           Expect{"nasnet", 1, 374, {3360, 1, 1}, 40.0, 50.0},
-                                           Expect{"randwire", 6, 120, {1280, 1, 1}, 14.0, 17.0},
-                                           Expect{"googlenet", 13, 81, {1000, 1, 1}, 2.9, 3.1},
-                                           Expect{"densenet121", 6, 188, {1000, 1, 1}, 5.6, 5.9}),
-                         [](const auto& info) { return info.param.name; });
+// Large 23.8 GMAC, DenseNet-121 2.87 GMAC. SqueezeNet 1.0 is 0.82 GMAC plus ~0.35 GMAC of bypass convs; RandWire's four stages
+// of pointwise convs at C=154 add to ~8.3 GMAC (1.19 + 3 x 2.38).
+INSTANTIATE_TEST_SUITE_P(
+    Networks, ModelShape,
+    ::testing::Values(Expect{"inception_v3", 13, 119, {2048, 1, 1}, 11.0, 11.9},
+                      Expect{"squeezenet", 12, 50, {1000, 1, 1}, 2.2, 2.5},
+                      Expect{"nasnet", 1, 374, {3360, 1, 1}, 40.0, 50.0},
+                      Expect{"randwire", 6, 120, {1280, 1, 1}, 14.0, 17.0},
+                      Expect{"googlenet", 13, 81, {1000, 1, 1}, 2.9, 3.1},
+                      Expect{"densenet121", 6, 188, {1000, 1, 1}, 5.6, 5.9}),
+    [](const auto& info) { return info.param.name; });
 
 TEST(NasNet, IsSplitIntoOnePartPerCell) {
   auto g = nasnet();

@@ -1,6 +1,4 @@
 // Hand-computed cases for every operator and input form of the CPU reference executor.
-#include "reference/reference_executor.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,6 +6,7 @@
 
 #include "ir/builder.h"
 #include "models/models.h"
+#include "reference/reference_executor.h"
 #include "test_graphs.h"
 
 namespace ios::reference {
@@ -97,8 +96,7 @@ TEST(ReferencePool, MaxIgnoresPaddingAvgCountsIt) {
 }
 
 TEST(ReferencePool, CeilModeAddsAPartialWindow) {
-  Built b =
-      build({1, 1, 4}, [](GraphBuilder& g, Value v) { return g.pool(v, MaxPool(1).kernel(1, 3).stride(1, 2).ceil()); });
+  Built b = build({1, 1, 4}, [](GraphBuilder& g, Value v) { return g.pool(v, MaxPool(1).kernel(1, 3).stride(1, 2).ceil()); });
   EXPECT_EQ(run_output(b, iota({1, 1, 4})), (std::vector<float>{3, 4}));
 }
 
@@ -127,9 +125,7 @@ TEST(ReferenceInputs, ConvReadsASumOfValues) {
 }
 
 TEST(ReferenceElement, MulMultipliesTerms) {
-  Built b = build({2, 1, 2}, [](GraphBuilder& g, Value v) {
-    return g.element({v.slice(0, 1), v.slice(1, 2)}, ElementOp::kMul);
-  });
+  Built b = build({2, 1, 2}, [](GraphBuilder& g, Value v) { return g.element({v.slice(0, 1), v.slice(1, 2)}, ElementOp::kMul); });
   EXPECT_EQ(run_output(b, iota({2, 1, 2})), (std::vector<float>{3, 8}));
 }
 

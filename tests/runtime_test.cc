@@ -571,11 +571,10 @@ TEST(GpuRuntime, ScreenedStagesAreSettledOnTheirExecutorWithTheScreeningRoundCou
 }
 
 // One stage of `g` (its op 1) timed under `l2`; `cold_share` receives the model's share.
-double stage_ms(const ir::Graph& g, sched::L2Timing l2, double* cold_share = nullptr, bool in_graph = true) {
+double stage_ms(const ir::Graph& g, sched::L2Timing l2, double* cold_share = nullptr) {
   MeasuredCostModel::Params params;
   params.rule = sched::StageTimingRule{2, 4, 5, 5, 0.0};
   params.rule.l2 = l2;
-  params.rule.in_graph = in_graph;
   MeasuredCostModel model(g, params, context_for(ExecConfig{}));
   auto t = model.stage_latency_ms(g, sched::Stage{sched::StageKind::kConcurrent, {{1}}}, 1);
   EXPECT_TRUE(t) << t.status().to_string();
@@ -589,24 +588,6 @@ ir::Graph linear_layer(int in_features, int out_features) {
   b.begin_block();
   b.end_block(b.linear(b.input(), ir::LinearAttrs{out_features, true, ir::Act::kNone}));
   return *b.build();
-}
-
-// A stage of one small kernel costs less timed by its graph's own first and last nodes than by events
-// around its launch: the graph launch's cost is left out, as inside a network.
-TEST(GpuRuntime, InGraphTimingLeavesOutTheGraphLaunch) {
-  SKIP_WITHOUT_GPU();
-  ir::GraphBuilder b("tiny", {16, 8, 8});
-  b.begin_block();
-  b.end_block(b.pool(b.input(), ir::MaxPool(3).stride(1).pad(1)));
-  const ir::Graph tiny = *b.build();
-  for (sched::L2Timing l2 : {sched::L2Timing::kWarm, sched::L2Timing::kColdWeights}) {
-    const double in_graph = stage_ms(tiny, l2, nullptr, true);
-    const double launches = stage_ms(tiny, l2, nullptr, false);
-    std::printf("[launch] tiny pool, L2 state %d: in-graph %.4f ms, around launches %.4f ms\n", int(l2), in_graph,
-                launches);
-    EXPECT_GT(in_graph, 0.0);
-    EXPECT_LT(in_graph, launches);
-  }
 }
 
 // The cold share is the part of the network's weights the L2 cannot hold: 0 for 38 MB of weights on a
