@@ -760,11 +760,64 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
 }
 
-// "cuda-graph, dataflow (412 edges)" / "streams, staged".
-std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a) {
-  std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + a.exec;
+// "cuda-graph, dataflow (412 edges)" / "streams, staged" / "cuda-graph, auto: dataflow (412 edges)".
+std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, ios::sched::ExecMode mode) {
+  std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (a.exec == "auto" ? "auto: " : "") +
+                     ios::sched::exec_mode_name(mode);
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
   return text;
+}
+
+// The execution modes --exec names: one, or for auto the two an engine builder would time.
+Expected<std::vector<ios::sched::ExecMode>> exec_modes(const RunArgs& a) {
+  if (a.exec != "auto") {
+    ASSIGN_OR_RETURN(ios::sched::ExecMode mode, ios::sched::parse_exec_mode(a.exec));
+    return std::vector<ios::sched::ExecMode>{mode};
+  }
+  RETURN_ERROR_IF(a.no_graph || a.chaos > 0 || !a.trace_file.empty(), ios::ErrorCode::kInvalidArgument,
+                  "--exec auto times the staged and the dataflow CUDA graph and keeps the faster; it cannot be "
+                  "combined with --no-graph, --chaos or --trace");
+  return std::vector<ios::sched::ExecMode>{ios::sched::ExecMode::kStaged, ios::sched::ExecMode::kDataflow};
+}
+
+struct BuiltRun {
+  ios::sched::ExecMode mode = ios::sched::ExecMode::kStaged;
+  ios::sched::ExecutionPlan plan;
+  std::unique_ptr<ios::rt::Executor> exec;
+};
+
+// The schedule compiled and built for each mode; with more than one, each is timed in three interleaved
+// rounds of 100 replays (the candidates share one store: weights uploaded once) and the one with the
+// lowest median of round medians is kept. Reported, so that a user sees what auto chose and why.
+Expected<BuiltRun> build_run(const std::vector<ios::sched::ExecMode>& modes, const Graph& g,
+                             const ios::sched::Schedule& schedule, const ios::ir::Weights& weights,
+                             ios::rt::ExecutorOptions options, Report& report) {
+  if (modes.size() > 1) options.store = std::make_shared<ios::rt::DeviceStore>();
+  std::vector<BuiltRun> runs;
+  for (ios::sched::ExecMode mode : modes) {
+    ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(g, schedule, mode));
+    ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
+    runs.push_back(BuiltRun{mode, std::move(plan), std::move(exec)});
+  }
+  if (runs.size() == 1) return std::move(runs.front());
+  std::vector<std::vector<double>> medians(runs.size());
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < runs.size(); ++i) {
+      ASSIGN_OR_RETURN(ios::rt::Timing t, runs[i].exec->time(ios::rt::TimingOptions{10, 0, 100, 0}));
+      medians[i].push_back(t.median_ms);
+    }
+  size_t best = 0;
+  nlohmann::json timed;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const double ms = ios::sched::median_of(medians[i]);
+    timed[ios::sched::exec_mode_name(runs[i].mode)] = ms;
+    if (ms < ios::sched::median_of(medians[best])) best = i;
+    std::fprintf(report.text(), "%s %s %.3f ms",
+                 i ? "," : "Exec auto (3 interleaved rounds of 100):", ios::sched::exec_mode_name(runs[i].mode), ms);
+  }
+  std::fprintf(report.text(), " -> %s\n", ios::sched::exec_mode_name(runs[best].mode));
+  report.json["exec_auto_ms"] = timed;
+  return std::move(runs[best]);
 }
 
 // Compares a GPU output with the CPU reference: exit code 2 past the precision's tolerance.
@@ -916,8 +969,8 @@ Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int bat
 
 int cmd_run(RunArgs& a) {
   Report& report = a.opt.report;
-  auto mode = ios::sched::parse_exec_mode(a.exec);  // flags first: a typo is reported on any machine
-  if (!mode) return fail(mode.status().with_context("--exec"));
+  auto modes = exec_modes(a);  // flags first: a typo is reported on any machine
+  if (!modes) return fail(modes.status().with_context("--exec"));
   Expected<LoadedModel> model = a.opt.src.load_model();
   if (!model) return fail(model.status());
   const Graph* g = &model->graph;
@@ -929,8 +982,6 @@ int cmd_run(RunArgs& a) {
   std::string label;
   auto schedule = run_schedule(a, *g, *session, label);
   if (!schedule) return fail(schedule.status());
-  auto plan = ios::sched::compile_plan(*g, *schedule, *mode);
-  if (!plan) return fail(plan.status());
   const ios::ir::Weights weights = model->take_weights();
   ios::rt::ExecutorOptions options;
   options.config = session->config;
@@ -946,22 +997,25 @@ int cmd_run(RunArgs& a) {
     profiler = std::move(*p);
     options.observer = profiler.get();
   }
-  auto exec = ios::rt::Executor::create(*g, weights, *plan, options);
-  if (!exec) return fail(exec.status());
+  auto built = build_run(*modes, *g, *schedule, weights, options, report);
+  if (!built) return fail(built.status());
+  std::unique_ptr<ios::rt::Executor>* exec = &built->exec;
+  const ios::sched::ExecutionPlan* plan = &built->plan;
   const ios::ExecConfig& config = options.config;
   auto input = run_input(a, *g, config.batch);
   if (!input) return fail(input.status());
   if (Status s = (*exec)->set_input(*input); !s) return fail(s);
   std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
-               ios::layout_name(config.layout), mode_text(**exec, a).c_str());
+               ios::layout_name(config.layout), mode_text(**exec, a, built->mode).c_str());
   report.json.update({{"model", g->name},
                       {"optimization", label},
                       {"batch", config.batch},
                       {"precision", config.precision()},
                       {"layout", ios::layout_name(config.layout)},
                       {"graph", !a.no_graph},
-                      {"exec", a.exec}});
+                      {"exec", a.exec},
+                      {"exec_mode", ios::sched::exec_mode_name(built->mode)}});
   std::vector<float> output;
   if (a.chaos > 0) {
     if (int rc = run_chaos(**exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
@@ -1062,7 +1116,8 @@ int main(int argc, char** argv) {
   run->add_option("--exec", run_args.exec,
                   "staged (each stage waits for the previous one, as IOS runs) | dataflow (each launch waits only "
                   "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges) | "
-                  "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams)");
+                  "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams) | "
+                  "auto (staged and dataflow built and timed, the faster kept)");
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_flag("--no-shared-concats", run_args.no_shared_concats,

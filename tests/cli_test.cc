@@ -215,6 +215,11 @@ TEST(Cli, RunTakesTrtexecTimingFlagsAndExecutionModes) {
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.out.find("--exec"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("'eager'"), std::string::npos) << bad.out;
+  // auto chooses between CUDA graphs by timing them: without graphs there is nothing to choose from
+  const Result auto_eager = ios("run --model squeezenet --opt greedy --exec auto --no-graph");
+  EXPECT_EQ(auto_eager.code, 1);
+  EXPECT_NE(auto_eager.out.find("--exec auto"), std::string::npos) << auto_eager.out;
+  EXPECT_NE(auto_eager.out.find("--no-graph"), std::string::npos) << auto_eager.out;
 }
 
 }  // namespace
