@@ -86,7 +86,8 @@ Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEv
         spans.push_back({begin, end, 1.0 / n});
       }
       break;
-    case sched::L2Timing::kColdShare: {  // the parser guarantees n >= 2
+    case sched::L2Timing::kColdShare: {
+      RETURN_ERROR_IF(n < 2, ErrorCode::kInvalidArgument, "l2-share stage timing needs 2 replays per round");
       RETURN_IF_ERROR(flush_l2(t));
       ASSIGN_OR_RETURN(cudaEvent_t begin, record());
       RETURN_IF_ERROR(t.exec->replay_on(stream_));

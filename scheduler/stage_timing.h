@@ -36,8 +36,8 @@ struct StageTimingRule {
   // kColdWeights, the others right behind it (warm), weighed by the share of the network's weights the
   // L2 cannot hold (the measured cost model's cold share): a stage whose weights are evicted only part
   // of the time costs in between. The default: on the H100 it brought the search's prediction within
-  // 1.6 % of the end-to-end latency on Inception V3 and NasNet (warm: 11-14 % under) and its schedules
-  // ran 1.0-1.2 % faster (experiments/RESULTS.md, session 15).
+  // 1.6 % of the end-to-end latency on Inception V3, NasNet and RandWire (warm: 11-18 % under) and its
+  // schedules ran 1.0-2.8 % faster (experiments/RESULTS.md, session 15).
   L2Timing l2 = L2Timing::kColdShare;
 
   // IOS's rule, timed as IOS did (warm).
