@@ -221,17 +221,11 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   std::vector<ir::Value> residual(n_nodes);  // per producer: the value it adds to its output (fused sum)
   const HappensBefore hb(plan);
   const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
-  // A value the plan reads but does not produce, other than the graph input: a timed stage's outside
-  // input. Nothing writes it, so it is laid out where its readers want it, as the stage producing it
-  // would have written it inside the network (in its concatenation's slice); gathering it instead would
-  // time a copy the network does not run.
-  auto external = [&](ir::NodeId p) { return step_of[size_t(p)] < 0 && p != g.input(); };
   auto may_write_in_place = [&](const ir::Value& v) {
     const ir::NodeId p = v.node;
-    if (v.begin != 0 || v.end != g.node(p).output_shape.c || p == g.input() || p == g.output() ||
-        alias[size_t(p)].concat != ir::kNoNode)
-      return false;
-    return external(p) || (step_of[size_t(p)] >= 0 && single[size_t(p)] && writes_strided(g.node(p)));
+    return v.begin == 0 && v.end == g.node(p).output_shape.c && p != g.input() && p != g.output() &&
+           step_of[size_t(p)] >= 0 && single[size_t(p)] && alias[size_t(p)].concat == ir::kNoNode &&
+           writes_strided(g.node(p));
   };
   // Which value of a two-value sum term can be written in place with the other added as it is
   // produced: one ending in a convolution (the add joins its cuDNN graph), read by nothing else,
@@ -242,7 +236,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     for (int k = 0; k < 2; ++k) {
       const ir::NodeId x = term[size_t(k)].node, z = term[size_t(1 - k)].node;
       const int z_step = step_of[size_t(z)];
-      if (step_of[size_t(x)] >= 0 && may_write_in_place(term[size_t(k)]) && ends_with_conv(g.node(x)) &&
+      if (may_write_in_place(term[size_t(k)]) && ends_with_conv(g.node(x)) &&
           consumers[size_t(x)] == std::vector<ir::NodeId>{concat} &&
           (z_step < 0 || hb.before(z_step, step_of[size_t(x)])))
         return k;
@@ -338,15 +332,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   }
   // Values the plan reads but does not produce (the graph input; a timed stage's outside inputs).
   auto place_external = [&](ir::NodeId id) {
-    Placement& at = mp.placement[size_t(id)];
-    if (!at.placed() && alias[size_t(id)].concat != ir::kNoNode) {
-      at = mp.placement[size_t(alias[size_t(id)].concat)];
-      at.begin += alias[size_t(id)].offset;
-    }
-    if (at.placed()) {  // a slice of a concatenation's or prefix group's buffer, never shared
-      if (external(id)) mp.buffer_pinned[size_t(at.buffer)] = true;
-      return;
-    }
+    if (mp.placement[size_t(id)].placed()) return;
     const int buffer = new_buffer(tensor_bytes(g.node(id).output_shape, config));
     mp.buffer_pinned[size_t(buffer)] = true;
     mp.placement[size_t(id)] = Placement{buffer, g.node(id).output_shape.c, 0};

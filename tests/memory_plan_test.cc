@@ -150,29 +150,6 @@ TEST(MemoryPlan, DenseLayersReadTheirConcatenationsAsPrefixesOfOneSharedBuffer) 
     }
 }
 
-// A stage timed alone (the measured cost model) finds its outside inputs laid out as the stages that
-// produce them would have written them in the network: a concatenation of outside values costs no copy,
-// and a dense layer reads its concatenated input in place, as in the full plans above.
-TEST(MemoryPlan, AStageTimedAloneReadsOutsideConcatenationsInPlaceAsTheNetworkDoes) {
-  const ir::Graph block = testing::inception_block();
-  const ExecutionPlan concat_alone = compile_stages({Stage{StageKind::kConcurrent, {{block.output()}}}});
-  auto m = plan_memory(block, concat_alone, MemoryOptions{});
-  ASSERT_TRUE(m) << m.status().to_string();
-  EXPECT_EQ(m->elided_concats, 1);
-  const Placement& exit = m->placement[size_t(block.output())];
-  for (const ir::Term& term : block.node(block.output()).inputs) {
-    EXPECT_EQ(m->placement[size_t(term[0].node)].buffer, exit.buffer);
-    EXPECT_TRUE(m->buffer_pinned[size_t(exit.buffer)]);  // outside values are never shared
-  }
-  const ir::Graph dense = testing::dense_block(4);
-  const ExecutionPlan layer_alone = compile_stages({Stage{StageKind::kConcurrent, {{dense.output()}}}});
-  auto d = plan_memory(dense, layer_alone, MemoryOptions{});
-  ASSERT_TRUE(d) << d.status().to_string();
-  for (size_t i = 0; i < layer_alone.steps.size(); ++i)
-    if (layer_alone.steps[i].kind == PlanStep::Kind::kLaunch) EXPECT_EQ(d->launch[i].input_scratch, -1);
-  EXPECT_EQ(d->terms_in_place, d->concat_terms);
-}
-
 TEST(MemoryPlan, AConcatenationReadOutOfPrefixOrderIsGathered) {
   ir::GraphBuilder gb("reordered", {8, 6, 6});
   gb.begin_block();
