@@ -800,20 +800,20 @@ Expected<BuiltRun> build_run(const std::vector<ios::sched::ExecMode>& modes, con
     runs.push_back(BuiltRun{mode, std::move(plan), std::move(exec)});
   }
   if (runs.size() == 1) return std::move(runs.front());
-  std::vector<std::vector<double>> medians(runs.size());
+  std::vector<std::vector<double>> rounds(runs.size());
   for (int round = 0; round < 3; ++round)
     for (size_t i = 0; i < runs.size(); ++i) {
       ASSIGN_OR_RETURN(ios::rt::Timing t, runs[i].exec->time(ios::rt::TimingOptions{10, 0, 100, 0}));
-      medians[i].push_back(t.median_ms);
+      rounds[i].push_back(t.median_ms);
     }
-  size_t best = 0;
+  std::vector<double> ms;
+  for (const std::vector<double>& r : rounds) ms.push_back(ios::sched::median_of(r));
+  const size_t best = size_t(std::min_element(ms.begin(), ms.end()) - ms.begin());
   nlohmann::json timed;
+  std::fprintf(report.text(), "Exec auto (3 interleaved rounds of 100):");
   for (size_t i = 0; i < runs.size(); ++i) {
-    const double ms = ios::sched::median_of(medians[i]);
-    timed[ios::sched::exec_mode_name(runs[i].mode)] = ms;
-    if (ms < ios::sched::median_of(medians[best])) best = i;
-    std::fprintf(report.text(), "%s %s %.3f ms",
-                 i ? "," : "Exec auto (3 interleaved rounds of 100):", ios::sched::exec_mode_name(runs[i].mode), ms);
+    timed[ios::sched::exec_mode_name(runs[i].mode)] = ms[i];
+    std::fprintf(report.text(), "%s %s %.3f ms", i ? "," : "", ios::sched::exec_mode_name(runs[i].mode), ms[i]);
   }
   std::fprintf(report.text(), " -> %s\n", ios::sched::exec_mode_name(runs[best].mode));
   report.json["exec_auto_ms"] = timed;
@@ -999,15 +999,15 @@ int cmd_run(RunArgs& a) {
   }
   auto built = build_run(*modes, *g, *schedule, weights, options, report);
   if (!built) return fail(built.status());
-  std::unique_ptr<ios::rt::Executor>* exec = &built->exec;
-  const ios::sched::ExecutionPlan* plan = &built->plan;
+  ios::rt::Executor& exec = *built->exec;
+  const ios::sched::ExecutionPlan& plan = built->plan;
   const ios::ExecConfig& config = options.config;
   auto input = run_input(a, *g, config.batch);
   if (!input) return fail(input.status());
-  if (Status s = (*exec)->set_input(*input); !s) return fail(s);
+  if (Status s = exec.set_input(*input); !s) return fail(s);
   std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
-               ios::layout_name(config.layout), mode_text(**exec, a, built->mode).c_str());
+               ios::layout_name(config.layout), mode_text(exec, a, built->mode).c_str());
   report.json.update({{"model", g->name},
                       {"optimization", label},
                       {"batch", config.batch},
@@ -1018,19 +1018,19 @@ int cmd_run(RunArgs& a) {
                       {"exec_mode", ios::sched::exec_mode_name(built->mode)}});
   std::vector<float> output;
   if (a.chaos > 0) {
-    if (int rc = run_chaos(**exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
+    if (int rc = run_chaos(exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
   } else {
     const ios::rt::TimingOptions timing{a.warmup, a.warmup_ms, a.iters, a.duration_s};
-    auto t = (*exec)->time(timing);
+    auto t = exec.time(timing);
     if (!t) return fail(t.status());
-    if (Status s = report_timing(a, **exec, **context, *plan, *t, report); !s) return fail(s);
+    if (Status s = report_timing(a, exec, **context, plan, *t, report); !s) return fail(s);
     if (profiler)
-      if (Status s = report_trace(a, *g, **exec, *profiler, *plan, report); !s) return fail(s);
+      if (Status s = report_trace(a, *g, exec, *profiler, plan, report); !s) return fail(s);
     if (a.check || !a.output_file.empty()) {
-      if (Status s = (*exec)->poison_activations(); !s) return fail(s);
-      if (Status s = (*exec)->set_input(*input); !s) return fail(s);
-      if (Status s = (*exec)->run(); !s) return fail(s);
-      auto gpu = (*exec)->output();
+      if (Status s = exec.poison_activations(); !s) return fail(s);
+      if (Status s = exec.set_input(*input); !s) return fail(s);
+      if (Status s = exec.run(); !s) return fail(s);
+      auto gpu = exec.output();
       if (!gpu) return fail(gpu.status());
       output = std::move(*gpu);
     }
