@@ -276,6 +276,7 @@ struct OptimizeArgs {
   std::string stage_cache;
   ios::sched::StageTimingRule stage_timing;
   bool measure_schedule = true;
+  int dataflow_segment = -1;  // -1: by cost model (see --dataflow-segment)
   std::string devices = "0";
   int workers_per_gpu = 1;
   ios::sched::OptimizeOptions options;
@@ -342,6 +343,11 @@ struct OptimizeArgs {
                     "and settle only stages that could still win (0: settle every stage)")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--dataflow-segment", dataflow_segment,
+                    "staged schedules: which stage barriers dataflow execution keeps, from segments of up to this "
+                    "many stages timed without barriers (0: keep none; default 4 with the measured cost model, "
+                    "else 0)")
+        ->check(CLI::Range(0, 64));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
@@ -526,6 +532,20 @@ Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const io
                "%d) | measured / predicted %.3f\n",
                predicted, t->median_ms, t->iterations, ratio);
   report.json["fidelity"] = {{"predicted_ms", predicted}, {"measured_ms", t->median_ms}, {"ratio", ratio}};
+  if (sched.meta.dataflow_latency_ms <= 0) return Status::ok();
+  // Dataflow execution with the barriers the search kept, predicted by the sum of its segments.
+  ASSIGN_OR_RETURN(ios::sched::ExecutionPlan dataflow_plan,
+                   ios::sched::compile_plan(g, sched, ios::sched::ExecMode::kDataflow));
+  ASSIGN_OR_RETURN(auto dataflow, ios::rt::Executor::create(g, weights, dataflow_plan, options));
+  ASSIGN_OR_RETURN(ios::rt::Timing d, dataflow->time(ios::rt::TimingOptions{}));
+  const double dataflow_predicted = sched.meta.dataflow_latency_ms, dataflow_ratio = d.median_ms / dataflow_predicted;
+  std::fprintf(report.text(),
+               "Fidelity, dataflow with %zu barriers: predicted %.3f ms (sum of its segments) | measured end to end "
+               "%.3f ms | measured / predicted %.3f | dataflow / staged measured %.3f\n",
+               sched.dataflow_barriers.size(), dataflow_predicted, d.median_ms, dataflow_ratio,
+               d.median_ms / t->median_ms);
+  report.json["fidelity"]["dataflow"] = {
+      {"predicted_ms", dataflow_predicted}, {"measured_ms", d.median_ms}, {"ratio", dataflow_ratio}};
   return Status::ok();
 }
 #endif
@@ -660,6 +680,9 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
 
+  a.options.dataflow_segment = a.dataflow_segment >= 0
+                                   ? a.dataflow_segment
+                                   : ((*model)->name() == "measured" ? ios::sched::BarrierOptions{}.max_segment : 0);
   ProgressLine progress(cache, a.quiet);
   a.options.on_part = [&progress](const ios::sched::SearchProgress& p) { progress.update(p); };
   auto result = ios::sched::optimize(*g, a.options, cache);

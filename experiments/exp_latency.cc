@@ -2,6 +2,7 @@
 // (longest path of isolated per-op latencies) and how close each schedule comes to it. With
 // `--exec staged,dataflow` every schedule runs in both execution modes, timed interleaved.
 #include <algorithm>
+#include <deque>
 
 #include "experiments/harness.h"
 
@@ -14,7 +15,9 @@ int main(int argc, char** argv) {
   std::string opt_list = "sequential,greedy,dp_merge,dp_parallel,ios-both,opara";
   std::string exec_list = "staged";
   int batch = 1;
-  app.add_option("--exec", exec_list, "comma-separated execution modes: staged, dataflow");
+  app.add_option("--exec", exec_list,
+                 "comma-separated execution modes: staged, dataflow (with the barriers the search placed), "
+                 "dataflow-free (without them), dataflow-ordered");
   app.add_option("--model", model_list, "comma-separated networks");
   app.add_option("--opt", opt_list, "comma-separated policies");
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
@@ -22,10 +25,12 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    std::vector<sched::ExecMode> exec_modes;
+    // "dataflow-free": dataflow execution of the schedule with its dataflow barriers dropped.
+    std::vector<std::pair<sched::ExecMode, bool>> exec_modes;  // mode, barriers dropped
     for (const std::string& m : exp::split_list(exec_list)) {
-      ASSIGN_OR_RETURN(sched::ExecMode mode, sched::parse_exec_mode(m));
-      exec_modes.push_back(mode);
+      const bool free = m == "dataflow-free";
+      ASSIGN_OR_RETURN(sched::ExecMode mode, sched::parse_exec_mode(free ? "dataflow" : m));
+      exec_modes.emplace_back(mode, free);
     }
     exp::Table table({"model", "policy", "exec", "graph_edges", "batch", "search_s", "stages_costed", "latency_ms",
                       "min_ms", "p90_ms", "speedup_vs_sequential", "critical_path_ms", "latency_over_bound",
@@ -52,16 +57,25 @@ int main(int argc, char** argv) {
         names[i] = sched::policy_display_name(policies[i]);
         std::fprintf(stderr, "[%s] %s searched in %.1f s (%lld stages costed)\n", name.c_str(), names[i].c_str(),
                      scheduled[i].search_s, scheduled[i].stages_costed);
+        for (const std::string& note : scheduled[i].schedule.meta.notes)
+          std::fprintf(stderr, "[%s] %s: %s\n", name.c_str(), names[i].c_str(), note.c_str());
       }
       ASSIGN_OR_RETURN(double bound, session->critical_path_ms(*g, batch));
       // Every schedule in every mode, one executor each, timed interleaved.
       std::vector<const sched::Schedule*> schedules;
       std::vector<sched::ExecMode> modes;
+      std::vector<std::string> mode_names;
       std::vector<size_t> policy_of;
+      std::deque<sched::Schedule> without_barriers;
       for (size_t i = 0; i < scheduled.size(); ++i)
-        for (sched::ExecMode mode : exec_modes) {
-          schedules.push_back(&scheduled[i].schedule);
+        for (const auto& [mode, free] : exec_modes) {
+          if (free) {
+            without_barriers.push_back(scheduled[i].schedule);
+            without_barriers.back().dataflow_barriers.clear();
+          }
+          schedules.push_back(free ? &without_barriers.back() : &scheduled[i].schedule);
           modes.push_back(mode);
+          mode_names.push_back(free ? "dataflow-free" : sched::exec_mode_name(mode));
           policy_of.push_back(i);
         }
       ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes));
@@ -71,10 +85,9 @@ int main(int argc, char** argv) {
           sequential = m[v].median_ms;
       for (size_t v = 0; v < m.size(); ++v) {
         const size_t i = policy_of[v];
-        const std::string label =
-            names[i] + (exec_modes.size() > 1 ? std::string(" [") + sched::exec_mode_name(modes[v]) + "]" : "");
+        const std::string label = names[i] + (exec_modes.size() > 1 ? " [" + mode_names[v] + "]" : "");
         std::printf("%s\n", exp::ios_log_line(name, label, batch, scheduled[i].search_s, m[v].median_ms).c_str());
-        table.add({name, names[i], sched::exec_mode_name(modes[v]), m[v].graph_edges, batch, scheduled[i].search_s,
+        table.add({name, names[i], mode_names[v], m[v].graph_edges, batch, scheduled[i].search_s,
                    scheduled[i].stages_costed, m[v].median_ms, m[v].min_ms, m[v].p90_ms,
                    sequential > 0 ? sequential / m[v].median_ms : 0.0, bound, m[v].median_ms / bound, m[v].peak_mib,
                    m[v].no_reuse_mib, m[v].error, session->cost_model_name()});

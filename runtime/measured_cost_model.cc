@@ -60,9 +60,17 @@ std::string stage_key(const ir::Graph& g, const sched::Stage& stage, int batch) 
 
 }  // namespace
 
-Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
-                                                             const std::vector<sched::Stage>& stages, int batch,
-                                                             const sched::StageTimingRule& rule, bool screening) {
+Expected<std::vector<double>> MeasuredCostModel::segment_latencies_ms(
+    const ir::Graph& g, const std::vector<std::vector<sched::Stage>>& segments, int batch) {
+  std::vector<Pending> pending;
+  for (const auto& segment : segments)
+    pending.push_back(Pending{sched::compile_dataflow_stages(g, segment), nullptr, {}});
+  ASSIGN_OR_RETURN(Timed timed, time_executors(g, std::move(pending), batch, params_.rule));
+  return timed.medians;
+}
+
+Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::Graph& g, std::vector<Pending> pending,
+                                                                     int batch, const sched::StageTimingRule& rule) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
@@ -77,42 +85,54 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
   StageTimer timer(timing, context_, share);
-  std::vector<int> prior;  // per stage: its screening round, counted again
-  for (const sched::Stage& stage : stages) {
-    prior.push_back(0);
-    if (auto kept = screened_.find(stage_key(g, stage, batch)); kept != screened_.end() && kept->second.exec) {
-      RETURN_IF_ERROR(timer.add(std::move(kept->second.exec), {kept->second.round_ms}));
-      ++stats_.reused_screened;
-      prior.back() = 1;
+  for (Pending& p : pending) {
+    if (p.kept) {
+      RETURN_IF_ERROR(timer.add(std::move(p.kept), p.prior));
       continue;
     }
     const auto start = Clock::now();
-    ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, sched::compile_stages({stage}), options));
+    ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, p.plan, options));
     stats_.build_seconds += seconds_since(start);
     RETURN_IF_ERROR(timer.add(std::move(exec)));
   }
   const auto waited = Clock::now();
-  ASSIGN_OR_RETURN(std::vector<std::vector<double>> rounds, timer.finish());
+  Timed out;
+  ASSIGN_OR_RETURN(out.rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);
   stats_.requeued += timer.requeued();
   ++stats_.passes;
-  std::vector<double> out;
-  for (size_t i = 0; i < rounds.size(); ++i) {
-    stats_.add(rounds[i], rule, prior[i]);
-    out.push_back(sched::median_of(rounds[i]));
+  for (size_t i = 0; i < out.rounds.size(); ++i) {
+    stats_.add(out.rounds[i], rule, int(pending[i].prior.size()));
+    out.medians.push_back(sched::median_of(out.rounds[i]));
   }
-  std::vector<std::unique_ptr<Executor>> executors = timer.take_finished();
+  out.executors = timer.take_finished();
+  return out;
+}
+
+Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
+                                                             const std::vector<sched::Stage>& stages, int batch,
+                                                             const sched::StageTimingRule& rule, bool screening) {
+  std::vector<Pending> pending;
+  for (const sched::Stage& stage : stages) {
+    if (auto kept = screened_.find(stage_key(g, stage, batch)); kept != screened_.end() && kept->second.exec) {
+      pending.push_back(Pending{{}, std::move(kept->second.exec), {kept->second.round_ms}});
+      ++stats_.reused_screened;
+    } else {
+      pending.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
+    }
+  }
+  ASSIGN_OR_RETURN(Timed timed, time_executors(g, std::move(pending), batch, rule));
   for (size_t i = 0; i < stages.size(); ++i) {
     if (!screening) continue;  // a settled stage's entry, if any, keeps no executor until it leaves
     const std::string key = stage_key(g, stages[i], batch);
-    if (screened_.insert_or_assign(key, Screened{std::move(executors[i]), rounds[i].front()}).second)
+    if (screened_.insert_or_assign(key, Screened{std::move(timed.executors[i]), timed.rounds[i].front()}).second)
       screened_order_.push_back(key);
   }
   while (screened_order_.size() > kScreenedKept) {
     screened_.erase(screened_order_.front());
     screened_order_.pop_front();
   }
-  return out;
+  return timed.medians;
 }
 
 }  // namespace ios::rt

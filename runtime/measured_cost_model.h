@@ -40,6 +40,10 @@ class MeasuredCostModel : public sched::CostModel {
   bool screens() const override { return true; }
   Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                     int batch) override;
+  // Each segment's stages as one dataflow graph (no barriers between them), timed like a stage.
+  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                     const std::vector<std::vector<sched::Stage>>& segments,
+                                                     int batch) override;
   size_t measurements() const { return size_t(stats_.stages); }
   const sched::StageTimingStats& stats() const { return stats_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }
@@ -56,6 +60,19 @@ class MeasuredCostModel : public sched::CostModel {
   std::shared_ptr<DeviceStore> store_;
   double cold_share_ = -1;  // not known yet
   Expected<double> find_cold_share();
+  struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds
+    sched::ExecutionPlan plan;
+    std::unique_ptr<Executor> kept;
+    std::vector<double> prior;
+  };
+  struct Timed {
+    std::vector<std::vector<double>> rounds;
+    std::vector<double> medians;
+    std::vector<std::unique_ptr<Executor>> executors;
+  };
+  // One pass of the StageTimer over `pending`, in order.
+  Expected<Timed> time_executors(const ir::Graph& g, std::vector<Pending> pending, int batch,
+                                 const sched::StageTimingRule& rule);
   Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
                                             const sched::StageTimingRule& rule, bool screening);
   struct Screened {  // a screened stage's executor and round

@@ -192,13 +192,49 @@ Expected<std::vector<double>> CostModel::stage_latencies_ms(const ir::Graph& g, 
   return out;
 }
 
-std::string StageCache::View::key_of(const ir::Graph& g, const Stage& stage, int batch) {
+Expected<std::vector<double>> CostModel::segment_latencies_ms(const ir::Graph& g,
+                                                              const std::vector<std::vector<Stage>>& segments,
+                                                              int batch) {
+  std::vector<double> out;
+  for (const std::vector<Stage>& segment : segments) {
+    ASSIGN_OR_RETURN(std::vector<double> ms, stage_latencies_ms(g, segment, batch));
+    double sum = 0;
+    for (double x : ms) sum += x;
+    out.push_back(sum);
+  }
+  return out;
+}
+
+Expected<std::vector<double>> TableCostModel::segment_latencies_ms(const ir::Graph& g,
+                                                                   const std::vector<std::vector<Stage>>& segments,
+                                                                   int batch) {
+  if (!segment_) return CostModel::segment_latencies_ms(g, segments, batch);
+  std::vector<double> out;
+  for (const std::vector<Stage>& segment : segments) out.push_back(segment_(g, segment));
+  return out;
+}
+
+std::string segment_signature(const ir::Graph& g, const OpKeys& keys, const std::vector<Stage>& segment) {
+  std::string out = "S";
+  Stage all;
+  for (const Stage& stage : segment) {
+    out += stage_signature(g, keys, stage) + "|";
+    all.groups.insert(all.groups.end(), stage.groups.begin(), stage.groups.end());
+  }
+  return out + "#" + stage_signature(g, keys, all);
+}
+
+void StageCache::View::refresh_keys(const ir::Graph& g) {
   // A search asks about one graph many times: its ops' keys are serialized once.
   if (keys_of_ != &g || keys_of_name_ != g.name || op_keys_.attrs.size() != g.nodes.size()) {
     op_keys_ = op_keys(g);
     keys_of_ = &g;
     keys_of_name_ = g.name;
   }
+}
+
+std::string StageCache::View::key_of(const ir::Graph& g, const Stage& stage, int batch) {
+  refresh_keys(g);
   return std::to_string(batch) + "|" + signature_hash(stage_signature(g, op_keys_, stage));
 }
 
@@ -209,20 +245,50 @@ std::vector<std::string> StageCache::View::keys_of(const ir::Graph& g, const std
   return keys;
 }
 
+namespace {
+
+// Measures the stages at the given indices with `inner` (settled or screening figures).
+StageCache::Measure measure_stages(CostModel& inner, const ir::Graph& g, const std::vector<Stage>& stages, int batch,
+                                   bool screening) {
+  return [&inner, &g, &stages, batch, screening](const std::vector<size_t>& indices) {
+    std::vector<Stage> some;
+    for (size_t i : indices) some.push_back(stages[i]);
+    return screening ? inner.screen_latencies_ms(g, some, batch) : inner.stage_latencies_ms(g, some, batch);
+  };
+}
+
+}  // namespace
+
 Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) {
-  ASSIGN_OR_RETURN(std::vector<double> ms,
-                   cache_.lookup_or_measure({key_of(g, stage, batch)}, inner_, g, {stage}, batch, false));
+  ASSIGN_OR_RETURN(std::vector<double> ms, stage_latencies_ms(g, {stage}, batch));
   return ms[0];
 }
 
 Expected<std::vector<double>> StageCache::View::stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                                    int batch) {
-  return cache_.lookup_or_measure(keys_of(g, stages, batch), inner_, g, stages, batch, false);
+  return cache_.lookup_or_measure(keys_of(g, stages, batch), measure_stages(inner_, g, stages, batch, false),
+                                  inner_.name(), false);
 }
 
 Expected<std::vector<double>> StageCache::View::screen_latencies_ms(const ir::Graph& g,
                                                                     const std::vector<Stage>& stages, int batch) {
-  return cache_.lookup_or_measure(keys_of(g, stages, batch), inner_, g, stages, batch, true);
+  return cache_.lookup_or_measure(keys_of(g, stages, batch), measure_stages(inner_, g, stages, batch, true),
+                                  inner_.name(), true);
+}
+
+Expected<std::vector<double>> StageCache::View::segment_latencies_ms(const ir::Graph& g,
+                                                                     const std::vector<std::vector<Stage>>& segments,
+                                                                     int batch) {
+  refresh_keys(g);
+  std::vector<std::string> keys;
+  for (const std::vector<Stage>& segment : segments)
+    keys.push_back("dataflow|" + std::to_string(batch) + "|" + signature_hash(segment_signature(g, op_keys_, segment)));
+  auto measure = [&](const std::vector<size_t>& indices) {
+    std::vector<std::vector<Stage>> some;
+    for (size_t i : indices) some.push_back(segments[i]);
+    return inner_.segment_latencies_ms(g, some, batch);
+  };
+  return cache_.lookup_or_measure(keys, measure, inner_.name(), false);
 }
 
 const double* StageCache::find_locked(const std::string& key, bool screening) const {
@@ -232,9 +298,9 @@ const double* StageCache::find_locked(const std::string& key, bool screening) co
   return it == table_.end() ? nullptr : &it->second;
 }
 
-Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<std::string>& keys, CostModel& inner,
-                                                            const ir::Graph& g, const std::vector<Stage>& stages,
-                                                            int batch, bool screening) {
+Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<std::string>& keys,
+                                                            const Measure& measure, const std::string& model_name,
+                                                            bool screening) {
   auto stored_as = [&](const std::string& key) { return screening ? kScreenedPrefix + key : key; };
   std::vector<double> out(keys.size(), 0.0);
   std::vector<size_t> mine, waiting;  // to measure here; being measured (by another worker, or earlier in `keys`)
@@ -253,12 +319,9 @@ Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<st
   }
   if (!mine.empty()) {
     lock.unlock();
-    std::vector<Stage> batch_stages;
-    for (size_t i : mine) batch_stages.push_back(stages[i]);
-    Expected<std::vector<double>> ms = screening ? inner.screen_latencies_ms(g, batch_stages, batch)
-                                                 : inner.stage_latencies_ms(g, batch_stages, batch);
+    Expected<std::vector<double>> ms = measure(mine);
     if (ms && ms->size() != mine.size())
-      ms = error(ErrorCode::kRuntimeError, inner.name() + " cost model answered " + std::to_string(ms->size()) +
+      ms = error(ErrorCode::kRuntimeError, model_name + " cost model answered " + std::to_string(ms->size()) +
                                                " latencies for " + std::to_string(mine.size()) + " stages");
     lock.lock();
     for (size_t k = 0; k < mine.size(); ++k) {
@@ -276,7 +339,8 @@ Expected<std::vector<double>> StageCache::lookup_or_measure(const std::vector<st
       continue;
     }
     lock.unlock();  // the worker measuring it failed: this one tries
-    ASSIGN_OR_RETURN(std::vector<double> ms, lookup_or_measure({keys[i]}, inner, g, {stages[i]}, batch, screening));
+    auto measure_one = [&measure, i](const std::vector<size_t>&) { return measure({i}); };
+    ASSIGN_OR_RETURN(std::vector<double> ms, lookup_or_measure({keys[i]}, measure_one, model_name, screening));
     out[i] = ms[0];
     lock.lock();
   }

@@ -35,6 +35,13 @@ class CostModel {
                                                             int batch) {
     return stage_latencies_ms(g, stages, batch);
   }
+  // Latency of each segment (consecutive stages of a schedule) run as one dataflow graph: a launch waits
+  // only for what it reads, not for the stages before it; a barrier before and after the segment. This
+  // default sees no overlap between stages: the sum of their latencies (place_barriers then keeps every
+  // barrier).
+  virtual Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                             const std::vector<std::vector<Stage>>& segments,
+                                                             int batch);
 };
 
 // A canonical description of a stage that does not mention op names: op kinds, attributes, input
@@ -49,6 +56,9 @@ struct OpKeys {
 };
 OpKeys op_keys(const ir::Graph& g);
 std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage);
+// A segment's: its stages' signatures in order, then the signature of all their groups as one stage
+// (which group reads which, across the segment's stages).
+std::string segment_signature(const ir::Graph& g, const OpKeys& keys, const std::vector<Stage>& segment);
 // 32 hex digits standing for a signature in the stage cache: RandWire's 166k measured stages have
 // signatures of ~1.6 kB each, too large to keep and persist verbatim.
 std::string signature_hash(const std::string& signature);
@@ -83,18 +93,23 @@ class AnalyticCostModel : public CostModel {
   Params params_;
 };
 
-// Test double: the latency of a stage is a caller-given function.
+// Test double: the latency of a stage (and, when given, of a dataflow segment) is a caller-given function.
 class TableCostModel : public CostModel {
  public:
   using Fn = std::function<double(const ir::Graph&, const Stage&)>;
-  explicit TableCostModel(Fn fn) : fn_(std::move(fn)) {}
+  using SegmentFn = std::function<double(const ir::Graph&, const std::vector<Stage>&)>;
+  explicit TableCostModel(Fn fn, SegmentFn segment = nullptr) : fn_(std::move(fn)), segment_(std::move(segment)) {}
   std::string name() const override { return "table"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
     return fn_(g, stage);
   }
+  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                     const std::vector<std::vector<Stage>>& segments,
+                                                     int batch) override;
 
  private:
   Fn fn_;
+  SegmentFn segment_;
 };
 
 // Caches another model's stage latencies by (signature hash, batch); optionally persisted to a JSON file
@@ -106,6 +121,8 @@ class StageCache : public CostModel {
   // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
   static constexpr const char* kKeyFormat = "hashed signatures v2";
+  // Times the entries at the given indices of what was asked, in that order.
+  using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}
   std::string name() const override { return own_.name(); }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
@@ -119,6 +136,11 @@ class StageCache : public CostModel {
   Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                     int batch) override {
     return own_.screen_latencies_ms(g, stages, batch);
+  }
+  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                     const std::vector<std::vector<Stage>>& segments,
+                                                     int batch) override {
+    return own_.segment_latencies_ms(g, segments, batch);
   }
   std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
@@ -140,8 +162,12 @@ class StageCache : public CostModel {
     bool screens() const override { return inner_.screens(); }
     Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                       int batch) override;
+    Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                       const std::vector<std::vector<Stage>>& segments,
+                                                       int batch) override;
 
    private:
+    void refresh_keys(const ir::Graph& g);
     std::vector<std::string> keys_of(const ir::Graph& g, const std::vector<Stage>& stages, int batch);
     std::string key_of(const ir::Graph& g, const Stage& stage, int batch);
     StageCache& cache_;
@@ -154,9 +180,8 @@ class StageCache : public CostModel {
   // (measured by `inner` in one batch), then those another worker was measuring (waited for). With
   // `screening`, a settled figure answers too and new figures are screened ones, kept under
   // kScreenedPrefix + key (a settled request never takes them).
-  Expected<std::vector<double>> lookup_or_measure(const std::vector<std::string>& keys, CostModel& inner,
-                                                  const ir::Graph& g, const std::vector<Stage>& stages, int batch,
-                                                  bool screening);
+  Expected<std::vector<double>> lookup_or_measure(const std::vector<std::string>& keys, const Measure& measure,
+                                                  const std::string& model_name, bool screening);
   static constexpr const char* kScreenedPrefix = "screened|";
   // The table entry answering `key` (null: none), under the mutex.
   const double* find_locked(const std::string& key, bool screening) const;

@@ -109,7 +109,9 @@ Expected<DataflowGraph> dataflow_graph(const ir::Graph& g, const ExecutionPlan& 
     for (size_t j = k; j-- > 0;) {
       if (ancestors.has(k, j)) continue;
       const int other = launches[j];
-      if (conflict(access[size_t(other)], access[size_t(step)], memory) ||
+      const bool barrier =
+          plan.steps[size_t(step)].barrier && plan.steps[size_t(other)].stage < plan.steps[size_t(step)].stage;
+      if (barrier || conflict(access[size_t(other)], access[size_t(step)], memory) ||
           (resource(step).serial && resource(other).serial))
         add_edge(k, j);
     }

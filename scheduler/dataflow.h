@@ -1,6 +1,7 @@
 // The dependency graph of an execution plan without stream order: launch b follows launch a exactly
 // when they touch overlapping memory and one of them writes it (read after write: the data edges;
-// write after read / write: the edges the memory plan's reuse needs). The runtime builds its CUDA
+// write after read / write: the edges the memory plan's reuse needs), or when b is a barrier launch
+// (PlanStep::barrier) of a later stage than a. The runtime builds its CUDA
 // graph from these edges in dataflow mode, so the GPU runs whatever is ready.
 #pragma once
 

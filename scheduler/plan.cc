@@ -65,10 +65,26 @@ struct Launch {
   int stream = 0;
   std::vector<ir::NodeId> ops;
   int stage = -1;
+  bool barrier = false;  // PlanStep::barrier
 };
 
+// Every stream that ran since the plan's start joins into stream 0, which forks `fork` for the streams
+// to wait for before their next launch: a barrier in the plan's streams and events.
+void join_all(ExecutionPlan& p, const std::set<int>& used, std::vector<int>& pending_fork) {
+  for (int stream : used)
+    if (stream != 0) {
+      add(p, PlanStep::Kind::kRecord, stream, p.events);
+      add(p, PlanStep::Kind::kWait, 0, p.events++);
+    }
+  const int fork = p.events++;
+  add(p, PlanStep::Kind::kRecord, 0, fork);
+  std::fill(pending_fork.begin(), pending_fork.end(), fork);
+  pending_fork[0] = -1;
+}
+
 // Launches in the given order on their streams, each waiting (through an event) only for the launches
-// on other streams that produce what it reads; every stream forks from and joins into stream 0.
+// on other streams that produce what it reads, and at a barrier for everything before it; every stream
+// forks from and joins into stream 0.
 ExecutionPlan compile_launches(const ir::Graph& g, const std::vector<Launch>& launches) {
   ExecutionPlan p;
   std::vector<int> stream_of(g.nodes.size(), -1);
@@ -83,14 +99,25 @@ ExecutionPlan compile_launches(const ir::Graph& g, const std::vector<Launch>& la
   const int fork = p.events++;
   add(p, PlanStep::Kind::kRecord, 0, fork);
   std::set<int> forked = {0};
+  std::vector<int> pending_fork(size_t(p.streams), -1);
+  int barrier_stage = -1;
   for (const Launch& l : launches) {
+    if (l.barrier && l.stage != barrier_stage) {
+      barrier_stage = l.stage;
+      join_all(p, used, pending_fork);
+    }
     if (forked.insert(l.stream).second) add(p, PlanStep::Kind::kWait, l.stream, fork);
+    if (int& f = pending_fork[size_t(l.stream)]; f >= 0) {
+      add(p, PlanStep::Kind::kWait, l.stream, f);
+      f = -1;
+    }
     std::set<int> waited;
     for (ir::NodeId v : l.ops)
       for (ir::NodeId u : g.producers(v))
         if (stream_of[size_t(u)] != l.stream && event_of[size_t(u)] >= 0 && waited.insert(event_of[size_t(u)]).second)
           add(p, PlanStep::Kind::kWait, l.stream, event_of[size_t(u)]);
     add(p, PlanStep::Kind::kLaunch, l.stream, -1, l.ops, l.stage);
+    p.steps.back().barrier = l.barrier;
     used.insert(l.stream);
     bool cross = false;
     for (ir::NodeId v : l.ops)
@@ -118,22 +145,33 @@ ExecutionPlan compile_streams(const ir::Graph& g, const StreamSchedule& ss) {
   return compile_launches(g, launches);
 }
 
-// A staged schedule without its barriers: group j of every stage on stream j, merges as one launch.
-ExecutionPlan compile_dataflow(const ir::Graph& g, const std::vector<Stage>& stages) {
+// A staged schedule without its barriers but those listed (increasing stage indices): group j of every
+// stage on stream j, merges as one launch.
+ExecutionPlan compile_dataflow(const ir::Graph& g, const std::vector<Stage>& stages, const std::vector<int>& barriers) {
   std::vector<Launch> launches;
-  for (size_t k = 0; k < stages.size(); ++k)
+  auto next_barrier = barriers.begin();
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const bool barrier = next_barrier != barriers.end() && *next_barrier == int(k);
+    next_barrier += barrier;
     for (size_t j = 0; j < stages[k].groups.size(); ++j) {
       const auto& group = stages[k].groups[j];
       if (stages[k].kind == StageKind::kMerge) {
-        launches.push_back(Launch{int(j), group, int(k)});
+        launches.push_back(Launch{int(j), group, int(k), barrier});
       } else {
-        for (ir::NodeId id : group) launches.push_back(Launch{int(j), {id}, int(k)});
+        for (ir::NodeId id : group) launches.push_back(Launch{int(j), {id}, int(k), barrier});
       }
     }
+  }
   return compile_launches(g, launches);
 }
 
 }  // namespace
+
+ExecutionPlan compile_dataflow_stages(const ir::Graph& g, const std::vector<Stage>& stages) {
+  ExecutionPlan plan = compile_dataflow(g, stages, {});
+  plan.mode = ExecMode::kDataflow;
+  return plan;
+}
 
 Status validate_plan(const ExecutionPlan& p) {
   RETURN_ERROR_IF(p.streams < 1 || p.streams > limits::kMaxStreams || p.events < 0, ErrorCode::kInvalidSchedule,
@@ -185,7 +223,7 @@ Expected<ExecutionPlan> compile_plan(const ir::Graph& g, const Schedule& s, Exec
   } else {
     std::vector<Stage> stages;
     for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
-    plan = mode == ExecMode::kStaged ? compile_stages(stages) : compile_dataflow(g, stages);
+    plan = mode == ExecMode::kStaged ? compile_stages(stages) : compile_dataflow(g, stages, s.dataflow_barriers);
   }
   plan.mode = mode;
   RETURN_IF_ERROR(validate_plan(plan));

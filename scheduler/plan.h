@@ -18,6 +18,7 @@ struct PlanStep {
   int event = -1;               // record / wait
   std::vector<ir::NodeId> ops;  // launch: one op, or the convolutions of a merge
   int stage = -1;               // global stage index (staged schedules), for traces
+  bool barrier = false;         // dataflow: also waits for every launch of the stages before this one
 };
 
 // Staged: every op of a stage waits for the whole previous stage (IOS). Dataflow: a launch waits only
@@ -37,6 +38,9 @@ struct ExecutionPlan {
 
 // A staged plan of the given stages, in order (the measured cost model times single stages).
 ExecutionPlan compile_stages(const std::vector<Stage>& stages);
+// The same stages without barriers between them: a dataflow plan (the measured cost model times
+// segments of a schedule this way, Schedule::dataflow_barriers).
+ExecutionPlan compile_dataflow_stages(const ir::Graph& g, const std::vector<Stage>& stages);
 
 // Every stream and event index in range, every wait on an event recorded earlier, every launch with
 // ops: what the memory plan and the runtime rely on.

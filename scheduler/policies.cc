@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <set>
 
 namespace ios::sched {
@@ -120,6 +121,25 @@ Expected<double> estimate_latency_ms(const ir::Graph& g, const Schedule& s, Cost
   return total;
 }
 
+namespace {
+
+Status add_barriers(const ir::Graph& g, const OptimizeOptions& options, CostModel& model, Schedule& s) {
+  ASSIGN_OR_RETURN(BarrierPlacement placed,
+                   place_barriers(g, s, model, BarrierOptions{options.dataflow_segment, options.batch}));
+  s.dataflow_barriers = placed.barriers;
+  s.meta.dataflow_latency_ms = placed.dataflow_ms;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "dataflow barriers: %zu of %d kept (segments of up to %d stages): %.3f ms predicted, %.3f ms with "
+                "every barrier",
+                placed.barriers.size(), std::max(s.stage_count() - 1, 0), options.dataflow_segment, placed.dataflow_ms,
+                placed.barriers_ms);
+  s.meta.notes.push_back(text);
+  return Status::ok();
+}
+
+}  // namespace
+
 Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& options, CostModel& model) {
   RETURN_ERROR_IF(options.batch < 1, ErrorCode::kInvalidArgument, "--batch must be at least 1");
   RETURN_ERROR_IF(options.r < 1 || options.s < 1, ErrorCode::kInvalidArgument, "--r and --s must be at least 1");
@@ -130,6 +150,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
   RETURN_ERROR_IF(options.stage_batch < 1, ErrorCode::kInvalidArgument, "--stage-batch must be at least 1");
   RETURN_ERROR_IF(!(options.screen_margin >= 0 && options.screen_margin < 1), ErrorCode::kInvalidArgument,
                   "--screen-margin must be in [0, 1)");
+  RETURN_ERROR_IF(options.dataflow_segment < 0, ErrorCode::kInvalidArgument,
+                  "--dataflow-segment must be 0 (no dataflow barriers) or more");
   RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument,
                   "the greedy stream cap must be at least 1");
   const auto start = std::chrono::steady_clock::now();
@@ -180,6 +202,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
     }
   }
   RETURN_IF_ERROR(validate(g, s));
+  if (options.dataflow_segment > 0 && !s.is_stream_level()) RETURN_IF_ERROR(add_barriers(g, options, model, s));
   s.meta.policy = policy_flag_name(options.policy);
   s.meta.batch = options.batch;
   s.meta.cost_model = model.name();

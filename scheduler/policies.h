@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "scheduler/barriers.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/dp.h"
 #include "scheduler/opara.h"
@@ -34,6 +35,9 @@ struct OptimizeOptions {
   double memory_budget = DpOptions{}.memory_budget;       // DP: see DpOptions
   int stage_batch = DpOptions{}.stage_batch;              // DP: see DpOptions
   double screen_margin = DpOptions{}.screen_margin;       // DP: see DpOptions
+  // Staged schedules: place_barriers with segments of up to this many stages, for dataflow execution
+  // (Schedule::dataflow_barriers). 0: none placed, dataflow execution keeps no barrier.
+  int dataflow_segment = 0;
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.

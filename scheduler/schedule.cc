@@ -117,14 +117,25 @@ Status validate_streams(const ir::Graph& g, const StreamSchedule& ss) {
 
 Status validate(const ir::Graph& g, const Schedule& s) {
   if (s.is_stream_level()) {
-    if (!s.blocks.empty())
-      return error(ErrorCode::kInvalidSchedule, "a schedule is either staged or stream-level, not both");
+    if (!s.blocks.empty() || !s.dataflow_barriers.empty())
+      return error(ErrorCode::kInvalidSchedule,
+                   "a schedule is either staged or stream-level, not both (stream-level schedules have no "
+                   "stages, blocks or dataflow barriers)");
     return validate_streams(g, *s.streams);
   }
   if (s.blocks.size() != g.blocks.size())
     return error(ErrorCode::kInvalidSchedule, "schedule has " + std::to_string(s.blocks.size()) +
                                                   " blocks, graph has " + std::to_string(g.blocks.size()));
   for (size_t b = 0; b < s.blocks.size(); ++b) RETURN_IF_ERROR(validate_block(g, b, s.blocks[b]));
+  for (size_t i = 0; i < s.dataflow_barriers.size(); ++i) {
+    const int k = s.dataflow_barriers[i];
+    RETURN_ERROR_IF(k < 1 || k >= s.stage_count() || (i > 0 && k <= s.dataflow_barriers[i - 1]),
+                    ErrorCode::kInvalidSchedule,
+                    "dataflow barrier before stage " + std::to_string(k) +
+                        ": barriers must be increasing stage "
+                        "indices in [1, " +
+                        std::to_string(s.stage_count() - 1) + "]");
+  }
   return Status::ok();
 }
 
@@ -158,6 +169,7 @@ json schedule_to_json(const ir::Graph& g, const Schedule& s) {
                {"device", m.device},
                {"library_versions", m.library_versions},
                {"latency_ms", m.latency_ms},
+               {"dataflow_latency_ms", m.dataflow_latency_ms},
                {"search_seconds", m.search_seconds},
                {"notes", m.notes}};
   if (s.streams) {
@@ -167,6 +179,7 @@ json schedule_to_json(const ir::Graph& g, const Schedule& s) {
     meta["launch_order"] = std::move(order);
     meta["stream_of"] = std::move(streams);
   }
+  if (!s.dataflow_barriers.empty()) meta["dataflow_barriers"] = s.dataflow_barriers;
   j["schedule"] = std::move(meta);
   return j;
 }
@@ -194,7 +207,8 @@ Status check_one_of(const std::string& key, const std::string& value, std::initi
 // The "schedule" object: every field type- and range-checked, unknown fields named.
 Status read_meta(const json& m, ScheduleMeta& meta) {
   for (const auto& [key, v] : m.items()) {
-    if (key == "launch_order" || key == "stream_of") continue;  // read with the stream schedule
+    // Read with the stream schedule, or with the stages.
+    if (key == "launch_order" || key == "stream_of" || key == "dataflow_barriers") continue;
     if (key == "version") {
       RETURN_IF_ERROR(json_integer(v, meta_field(key), 1, 1, kCode).status());
     } else if (key == "policy") {
@@ -222,8 +236,9 @@ Status read_meta(const json& m, ScheduleMeta& meta) {
       RETURN_IF_ERROR(read_string_field(v, key, meta.device));
     } else if (key == "library_versions") {
       RETURN_IF_ERROR(read_string_field(v, key, meta.library_versions));
-    } else if (key == "latency_ms") {
-      ASSIGN_OR_RETURN(meta.latency_ms, json_number(v, meta_field(key), 0, limits::kMaxLatencyMs, kCode));
+    } else if (key == "latency_ms" || key == "dataflow_latency_ms") {
+      ASSIGN_OR_RETURN((key == "latency_ms" ? meta.latency_ms : meta.dataflow_latency_ms),
+                       json_number(v, meta_field(key), 0, limits::kMaxLatencyMs, kCode));
     } else if (key == "search_seconds") {
       ASSIGN_OR_RETURN(meta.search_seconds, json_number(v, meta_field(key), 0, 1e9, kCode));
     } else if (key == "notes") {
@@ -289,6 +304,8 @@ Expected<Schedule> read_schedule(const ir::Graph& g, const json& j) {
     RETURN_ERROR_IF(!m.is_object(), kCode, "field 'schedule' must be an object");
     RETURN_IF_ERROR(read_meta(m, s.meta));
     if (m.contains("launch_order") || m.contains("stream_of")) {
+      RETURN_ERROR_IF(m.contains("dataflow_barriers"), kCode,
+                      "a stream-level schedule has no stages, so no " + meta_field("dataflow_barriers"));
       ASSIGN_OR_RETURN(StreamSchedule ss, read_streams(g, ids, m));
       s.streams = std::move(ss);
       RETURN_IF_ERROR(check_no_block_stages(j));
@@ -330,6 +347,16 @@ Expected<Schedule> read_schedule(const ir::Graph& g, const json& j) {
       bs.stages.push_back(std::move(st));
     }
     s.blocks.push_back(std::move(bs));
+  }
+  if (j.contains("schedule") && j["schedule"].contains("dataflow_barriers")) {
+    const json& barriers = j["schedule"]["dataflow_barriers"];
+    RETURN_ERROR_IF(!barriers.is_array(), kCode,
+                    meta_field("dataflow_barriers") + " must be an array of stage indices");
+    for (const json& k : barriers) {
+      ASSIGN_OR_RETURN(int64_t index,
+                       json_integer(k, meta_field("dataflow_barriers") + " entry", 1, limits::kMaxNodes, kCode));
+      s.dataflow_barriers.push_back(static_cast<int>(index));
+    }
   }
   RETURN_IF_ERROR(validate(g, s));
   return s;
@@ -381,6 +408,9 @@ std::string describe_schedule(const ir::Graph& g, const Schedule& s) {
      << (s.is_stream_level() ? "stream-level" : std::to_string(s.stage_count()) + " stages") << ", predicted latency "
      << s.meta.latency_ms << " ms";
   if (!s.meta.precision.empty()) os << " (" << s.meta.precision << ")";
+  if (s.meta.dataflow_latency_ms > 0)
+    os << "; dataflow " << s.meta.dataflow_latency_ms << " ms with the " << s.dataflow_barriers.size()
+       << " barriers marked |";
   os << "\n";
   if (s.is_stream_level()) {
     std::map<int, std::vector<ir::NodeId>> by_stream;
@@ -395,7 +425,10 @@ std::string describe_schedule(const ir::Graph& g, const Schedule& s) {
   int index = 0;
   for (size_t b = 0; b < s.blocks.size(); ++b)
     for (const Stage& st : s.blocks[b].stages) {
-      os << "block " << b << " stage " << index++ << (st.kind == StageKind::kMerge ? " merge   " : " parallel");
+      // Dataflow execution keeps only the marked barriers (staged execution has one before every stage).
+      const bool barrier = std::binary_search(s.dataflow_barriers.begin(), s.dataflow_barriers.end(), index);
+      os << (barrier ? "| " : "  ") << "block " << b << " stage " << index++
+         << (st.kind == StageKind::kMerge ? " merge   " : " parallel");
       for (const auto& group : st.groups) {
         os << " [";
         // A merge's convolutions run as one; a parallel group's ops run in order.

@@ -45,14 +45,19 @@ struct ScheduleMeta {
   std::string cost_model;
   std::string device;
   std::string library_versions;
-  double latency_ms = 0;      // what the cost model (or a measurement) gave for the whole schedule
-  double search_seconds = 0;  // wall time of the optimisation
+  double latency_ms = 0;           // what the cost model (or a measurement) gave for the whole schedule
+  double dataflow_latency_ms = 0;  // the same for dataflow execution with Schedule::dataflow_barriers (0: not placed)
+  double search_seconds = 0;       // wall time of the optimisation
   std::vector<std::string> notes;
 };
 
 struct Schedule {
   std::vector<BlockSchedule> blocks;      // staged schedules
   std::optional<StreamSchedule> streams;  // stream-level schedules (then `blocks` is empty)
+  // Dataflow execution of a staged schedule: the stages (indices over all blocks, increasing, from 1) whose
+  // launches still wait for every launch of the stages before them (place_barriers' choice). Empty: a
+  // launch waits only for what it reads. Staged execution has a barrier before every stage anyway.
+  std::vector<int> dataflow_barriers;
   ScheduleMeta meta;
 
   bool is_stream_level() const { return streams.has_value(); }

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "models/models.h"
+#include "scheduler/barriers.h"
 #include "scheduler/policies.h"
 #include "test_graphs.h"
 
@@ -212,6 +215,113 @@ TEST(Dataflow, StagedSchedulesLoseTheirBarriersInDataflowPlans) {
   EXPECT_TRUE(runs_after(*dataflow, 3, 2));
   EXPECT_FALSE(runs_after(*dataflow, 3, 1) || runs_after(*dataflow, 3, 7) || runs_after(*dataflow, 5, 7));
   EXPECT_TRUE(runs_after(*dataflow, 9, 6) && runs_after(*dataflow, 9, 8));
+}
+
+// The inception block's ops 1..9, one stage each, in id order.
+Schedule one_op_stages(const ir::Graph& g) {
+  Schedule s = sequential_schedule(g);
+  s.blocks[0].stages.clear();
+  for (ir::NodeId id = 1; id <= 9; ++id) s.blocks[0].stages.push_back(Stage{StageKind::kConcurrent, {{id}}});
+  return s;
+}
+
+TEST(Dataflow, BarrierStagesWaitForEveryEarlierStageInThePlanAndTheGraph) {
+  const ir::Graph g = testing::inception_block();
+  Schedule s = sequential_schedule(g);
+  s.blocks[0].stages = {Stage{StageKind::kConcurrent, {{1}, {2}, {4}, {7}}},
+                        Stage{StageKind::kConcurrent, {{8}, {3}, {5}}}, Stage{StageKind::kConcurrent, {{6}}},
+                        Stage{StageKind::kConcurrent, {{9}}}};
+  s.dataflow_barriers = {2};  // stage 2 (op 6) waits for stages 0 and 1; stage 1 still only for its producers
+  auto p = compile_plan(g, s, ExecMode::kDataflow);
+  ASSERT_TRUE(p) << p.status().to_string();
+  auto m = plan_memory(g, *p, MemoryOptions{});
+  ASSERT_TRUE(m);
+  auto d = dataflow_graph(g, *p, *m);
+  ASSERT_TRUE(d);
+  const auto after = closure(*d);
+  const std::vector<int> step = launch_of(g, *p);
+  auto in_graph = [&](ir::NodeId earlier, ir::NodeId later) {
+    return bool(after[size_t(step[size_t(earlier)])][size_t(step[size_t(later)])]);
+  };
+  for (ir::NodeId earlier : {1, 2, 3, 4, 5, 7, 8}) {
+    EXPECT_TRUE(in_graph(earlier, 6)) << "op " << earlier;
+    EXPECT_TRUE(plan_orders(*p, size_t(step[size_t(earlier)]), size_t(step[6]))) << "eager plan, op " << earlier;
+  }
+  // Stage 1 keeps no barrier (the eager plan also orders each stream's launches; the graph does not).
+  EXPECT_FALSE(in_graph(1, 3) || in_graph(7, 3) || in_graph(7, 5) || in_graph(1, 8));
+  expect_every_conflict_ordered(g, *p, *m, *d, "barrier before stage 2");
+}
+
+TEST(Dataflow, PlaceBarriersFindsTheCheapestCutsOfEverySegmentation) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  const int n = 9, longest = 3;
+  // A segment of stages [a, b) costs a pseudo-random amount, cheaper or dearer than its stages alone.
+  auto cost = [](int a, int b) { return 1.0 + double((a * 7919 + b * 104729) % 97) / 50.0; };
+  auto first_op = [](const std::vector<Stage>& seg) { return int(seg.front().groups[0][0]) - 1; };
+  TableCostModel model([&](const ir::Graph&, const Stage& st) { return cost(int(st.groups[0][0]) - 1, 0); },
+                       [&](const ir::Graph&, const std::vector<Stage>& seg) {
+                         const int a = first_op(seg);
+                         return cost(a, a + int(seg.size()));
+                       });
+  auto placed = place_barriers(g, s, model, BarrierOptions{longest, 1});
+  ASSERT_TRUE(placed) << placed.status().to_string();
+  // Brute force: every set of cuts between the 9 stages whose segments are at most 3 long.
+  double best = 1e9;
+  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
+    double total = 0;
+    int start = 0;
+    bool fits = true;
+    for (int end = 1; end <= n; ++end)
+      if (end == n || (cuts >> (end - 1) & 1)) {
+        fits &= end - start <= longest;
+        total += cost(start, end);
+        start = end;
+      }
+    if (fits) best = std::min(best, total);
+  }
+  EXPECT_DOUBLE_EQ(placed->dataflow_ms, best);
+  double chosen = 0;
+  int start = 0;
+  std::vector<int> ends = placed->barriers;
+  ends.push_back(n);
+  for (int end : ends) {
+    EXPECT_LE(end - start, longest);
+    chosen += cost(start, end);
+    start = end;
+  }
+  EXPECT_DOUBLE_EQ(chosen, best) << "the barriers must cut the schedule into the segments priced";
+  EXPECT_EQ(placed->segments, 3 * n - 3);  // lengths 1..3 ending at each stage
+}
+
+TEST(Dataflow, PlaceBarriersKeepsEveryBarrierWhenTheModelSeesNoOverlap) {
+  const ir::Graph g = testing::inception_block();
+  Schedule s = one_op_stages(g);
+  TableCostModel model([](const ir::Graph&, const Stage&) { return 0.25; });  // segments: the sum
+  auto placed = place_barriers(g, s, model, BarrierOptions{4, 1});
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(placed->barriers, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_DOUBLE_EQ(placed->dataflow_ms, placed->barriers_ms);
+  s.dataflow_barriers = placed->barriers;
+  EXPECT_TRUE(validate(g, s));
+}
+
+TEST(Dataflow, DataflowBarriersSurviveTheScheduleFileAndBadOnesAreNamed) {
+  const ir::Graph g = testing::inception_block();
+  Schedule s = one_op_stages(g);
+  s.dataflow_barriers = {2, 5};
+  auto back = schedule_from_json(g, schedule_to_json(g, s));
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->dataflow_barriers, s.dataflow_barriers);
+  const std::string listing = describe_schedule(g, *back);
+  EXPECT_NE(listing.find("| block 0 stage 2 "), std::string::npos) << listing;
+  EXPECT_NE(listing.find("  block 0 stage 3 "), std::string::npos) << listing;
+  for (std::vector<int> bad : {std::vector<int>{0}, {5, 2}, {9}}) {
+    s.dataflow_barriers = bad;
+    const Status v = validate(g, s);
+    ASSERT_FALSE(v);
+    EXPECT_NE(v.message().find("dataflow barrier"), std::string::npos) << v.to_string();
+  }
 }
 
 TEST(Dataflow, LaunchesSharingAWorkspaceSlotAreOrdered) {

@@ -35,14 +35,18 @@ const std::vector<sched::Policy> kPolicies = {sched::Policy::kSequential, sched:
                                               sched::Policy::kDpMerge,    sched::Policy::kDpParallel,
                                               sched::Policy::kDpBoth,     sched::Policy::kOpara};
 
-// The plan of `policy`'s schedule from the analytic cost model (deterministic: the same plan on any machine).
+// The plan of `policy`'s schedule from the analytic cost model (deterministic: the same plan on any machine);
+// with `barriers`, dataflow execution keeps a barrier before every other stage.
 Expected<sched::ExecutionPlan> analytic_plan(const ir::Graph& g, sched::Policy policy, sched::ExecMode mode,
-                                             int max_part_size = sched::OptimizeOptions{}.max_part_size) {
+                                             int max_part_size = sched::OptimizeOptions{}.max_part_size,
+                                             bool barriers = false) {
   sched::AnalyticCostModel model;
   sched::OptimizeOptions o;
   o.policy = policy;
   o.max_part_size = max_part_size;
   ASSIGN_OR_RETURN(sched::OptimizeResult r, sched::optimize(g, o, model));
+  if (barriers)
+    for (int k = 1; k < r.schedule.stage_count(); k += 2) r.schedule.dataflow_barriers.push_back(k);
   return sched::compile_plan(g, r.schedule, mode);
 }
 
@@ -95,8 +99,10 @@ struct Case {
   std::string model;
   sched::Policy policy;
   sched::ExecMode mode;
+  bool barriers = false;      // dataflow barriers before every other stage
   std::string name() const {  // a test name: letters, digits and underscores
-    std::string n = model + "_" + sched::policy_flag_name(policy) + "_" + sched::exec_mode_name(mode);
+    std::string n = model + "_" + sched::policy_flag_name(policy) + "_" + sched::exec_mode_name(mode) +
+                    (barriers ? "_barriers" : "");
     std::replace(n.begin(), n.end(), '-', '_');
     return n;
   }
@@ -109,9 +115,10 @@ TEST_P(GpuMatchesReference, EveryPrecisionAtBatchOneAndFour) {
   SKIP_WITHOUT_GPU();
   const Case c = GetParam();
   Reference& ref = reference_for(c.model);
-  auto plan = analytic_plan(ref.graph, c.policy, c.mode, 50);
+  auto plan = analytic_plan(ref.graph, c.policy, c.mode, 50, c.barriers);
   ASSERT_TRUE(plan) << plan.status().to_string();
-  const std::string label = sched::policy_flag_name(c.policy) + "/" + sched::exec_mode_name(c.mode);
+  const std::string label =
+      sched::policy_flag_name(c.policy) + "/" + sched::exec_mode_name(c.mode) + (c.barriers ? "+barriers" : "");
   for (const std::string& precision : kPrecisions)
     for (int batch : {1, 4}) {
       if (precision == "fp16" && ref.max_abs > kHalfMax) {
@@ -152,6 +159,8 @@ std::vector<Case> all_cases() {
       for (sched::ExecMode mode :
            {sched::ExecMode::kStaged, sched::ExecMode::kDataflow, sched::ExecMode::kDataflowOrdered})
         cases.push_back({m, p, mode});
+  for (const char* m : {"squeezenet", "googlenet", "inception_v3", "randwire", "nasnet", "densenet121"})
+    cases.push_back({m, sched::Policy::kDpBoth, sched::ExecMode::kDataflow, true});
   return cases;
 }
 
@@ -443,6 +452,33 @@ TEST(GpuRuntime, MeasuredCostModelTimesAStage) {
   ASSERT_TRUE(ms) << ms.status().to_string();
   EXPECT_GT(*ms, 0.0);
   EXPECT_LT(*ms, 10.0);
+}
+
+TEST(GpuRuntime, MeasuredCostModelTimesSegmentsAsOneDataflowGraph) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel model(g, MeasuredCostModel::Params{}, context_for(ExecConfig{}));
+  const sched::Stage first{sched::StageKind::kConcurrent, {{1}, {2}, {4}, {7}}};
+  const sched::Stage second{sched::StageKind::kConcurrent, {{3}, {5}, {8}}};
+  auto alone = model.stage_latencies_ms(g, {first, second}, 1);
+  auto segments = model.segment_latencies_ms(g, {{first}, {second}, {first, second}}, 1);
+  ASSERT_TRUE(alone && segments) << alone.status().to_string() << segments.status().to_string();
+  std::printf("stages alone %.4f %.4f ms | segments %.4f %.4f ms, both without a barrier %.4f ms\n", (*alone)[0],
+              (*alone)[1], (*segments)[0], (*segments)[1], (*segments)[2]);
+  // One stage is the same graph either way: every group on its own branch.
+  EXPECT_NEAR((*segments)[0], (*alone)[0], 0.3 * (*alone)[0]);
+  EXPECT_NEAR((*segments)[1], (*alone)[1], 0.3 * (*alone)[1]);
+  // Without the barrier the two stages overlap, but each still runs.
+  EXPECT_GT((*segments)[2], 0.8 * std::max((*segments)[0], (*segments)[1]));
+  EXPECT_LT((*segments)[2], 1.3 * ((*segments)[0] + (*segments)[1]));
+  sched::Schedule s = sched::sequential_schedule(g);
+  s.blocks[0].stages = {first, second, sched::Stage{sched::StageKind::kConcurrent, {{6}}},
+                        sched::Stage{sched::StageKind::kConcurrent, {{9}}}};
+  auto placed = sched::place_barriers(g, s, model, sched::BarrierOptions{});
+  ASSERT_TRUE(placed) << placed.status().to_string();
+  s.dataflow_barriers = placed->barriers;
+  EXPECT_TRUE(sched::validate(g, s));
+  EXPECT_LE(placed->dataflow_ms, placed->barriers_ms);
 }
 
 TEST(GpuRuntime, MeasuredCostModelUploadsEachWeightOnceAndFollowsTheStopRule) {

@@ -1,0 +1,34 @@
+// Which stage barriers dataflow execution keeps. IOS's DP prices each stage alone, behind a barrier;
+// without barriers a stage's launches overlap its neighbours', which fills idle SMs or slows the
+// kernels beside them (a stage tuned behind barriers can lose 5 % end to end). A second DP over the
+// schedule's stages (all blocks, in order) cuts them into segments of at most `max_segment` stages,
+// each priced by the cost model as one dataflow graph (CostModel::segment_latencies_ms):
+//   best[i] = min over 1 <= k <= max_segment of best[i - k] + segment(stages i-k .. i-1)
+// and keeps a barrier at every cut. Like IOS's DP it assumes barriers make segments independent.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/cost_model.h"
+#include "scheduler/schedule.h"
+
+namespace ios::sched {
+
+struct BarrierOptions {
+  int max_segment = 4;  // stages per segment; 1 keeps every barrier
+  int batch = 1;
+};
+
+struct BarrierPlacement {
+  std::vector<int> barriers;  // Schedule::dataflow_barriers
+  double dataflow_ms = 0;     // the sum of the chosen segments
+  double barriers_ms = 0;     // the same with a barrier before every stage (segments of one stage)
+  int64_t segments = 0;       // segments asked of the cost model
+};
+
+// A staged schedule's barriers for dataflow execution. Ties keep the barrier.
+Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
+                                          const BarrierOptions& options);
+
+}  // namespace ios::sched
