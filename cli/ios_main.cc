@@ -348,6 +348,11 @@ struct OptimizeArgs {
                     "many stages timed without barriers (0: keep none; default 4 with the measured cost model, "
                     "else 0)")
         ->check(CLI::Range(0, 64));
+    cmd->add_option("--dataflow-margin", options.dataflow_margin,
+                    "dataflow barriers: a segment of several stages must win with its latency raised by this "
+                    "fraction")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 0.99));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");

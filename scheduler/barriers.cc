@@ -28,19 +28,24 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
 
   BarrierPlacement out;
   out.segments = int64_t(segments.size());
-  std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
+  RETURN_ERROR_IF(!(options.margin >= 0 && options.margin < 1), ErrorCode::kInvalidArgument,
+                  "--dataflow-margin must be in [0, 1)");
+  std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());  // with the margin
+  std::vector<double> predicted(n + 1, 0);                                   // without it
   std::vector<size_t> cut(n + 1, 0);  // where the last segment of best[end] starts
   best[0] = 0;
   // Segments come by end, then by length: shorter first, so ties keep the barrier.
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto [first, end] = span[i];
     if (end - first == 1) out.barriers_ms += ms[i];
-    if (best[first] + ms[i] < best[end]) {
-      best[end] = best[first] + ms[i];
+    const double priced = end - first == 1 ? ms[i] : ms[i] * (1 + options.margin);
+    if (best[first] + priced < best[end]) {
+      best[end] = best[first] + priced;
+      predicted[end] = predicted[first] + ms[i];
       cut[end] = first;
     }
   }
-  out.dataflow_ms = best[n];
+  out.dataflow_ms = predicted[n];
   for (size_t end = n; end > 0; end = cut[end])
     if (cut[end] > 0) out.barriers.push_back(int(cut[end]));
   std::reverse(out.barriers.begin(), out.barriers.end());

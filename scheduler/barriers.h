@@ -18,6 +18,10 @@ namespace ios::sched {
 struct BarrierOptions {
   int max_segment = 4;  // stages per segment; 1 keeps every barrier
   int batch = 1;
+  // A segment of several stages is chosen only when it wins with its latency raised by this fraction:
+  // the DP picks the segments whose timings came out low, and a stage's timing moves by a few percent
+  // from one pass over the GPU to the next (experiments/RESULTS.md), so small predicted gains are noise.
+  double margin = 0;
 };
 
 struct BarrierPlacement {

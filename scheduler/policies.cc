@@ -124,16 +124,17 @@ Expected<double> estimate_latency_ms(const ir::Graph& g, const Schedule& s, Cost
 namespace {
 
 Status add_barriers(const ir::Graph& g, const OptimizeOptions& options, CostModel& model, Schedule& s) {
-  ASSIGN_OR_RETURN(BarrierPlacement placed,
-                   place_barriers(g, s, model, BarrierOptions{options.dataflow_segment, options.batch}));
+  ASSIGN_OR_RETURN(
+      BarrierPlacement placed,
+      place_barriers(g, s, model, BarrierOptions{options.dataflow_segment, options.batch, options.dataflow_margin}));
   s.dataflow_barriers = placed.barriers;
   s.meta.dataflow_latency_ms = placed.dataflow_ms;
   char text[200];
   std::snprintf(text, sizeof text,
-                "dataflow barriers: %zu of %d kept (segments of up to %d stages): %.3f ms predicted, %.3f ms with "
-                "every barrier",
-                placed.barriers.size(), std::max(s.stage_count() - 1, 0), options.dataflow_segment, placed.dataflow_ms,
-                placed.barriers_ms);
+                "dataflow barriers: %zu of %d kept (segments of up to %d stages, margin %.2f): %.3f ms predicted, "
+                "%.3f ms with every barrier",
+                placed.barriers.size(), std::max(s.stage_count() - 1, 0), options.dataflow_segment,
+                options.dataflow_margin, placed.dataflow_ms, placed.barriers_ms);
   s.meta.notes.push_back(text);
   return Status::ok();
 }

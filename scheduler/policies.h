@@ -38,6 +38,7 @@ struct OptimizeOptions {
   // Staged schedules: place_barriers with segments of up to this many stages, for dataflow execution
   // (Schedule::dataflow_barriers). 0: none placed, dataflow execution keeps no barrier.
   int dataflow_segment = 0;
+  double dataflow_margin = BarrierOptions{}.margin;  // see BarrierOptions
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.
