@@ -5,6 +5,11 @@
 
 namespace ios::sched {
 
+namespace {
+// Sums of the same latencies added in another order differ in the last bits: that is a tie.
+constexpr double kTie = 1e-9;
+}  // namespace
+
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                           const BarrierOptions& options) {
   RETURN_ERROR_IF(s.is_stream_level(), ErrorCode::kInvalidArgument,
@@ -39,7 +44,7 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
     const auto [first, end] = span[i];
     if (end - first == 1) out.barriers_ms += ms[i];
     const double priced = end - first == 1 ? ms[i] : ms[i] * (1 + options.margin);
-    if (best[first] + priced < best[end]) {
+    if (best[first] + priced < best[end] * (1 - kTie)) {
       best[end] = best[first] + priced;
       predicted[end] = predicted[first] + ms[i];
       cut[end] = first;
