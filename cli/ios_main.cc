@@ -654,6 +654,12 @@ struct ExtraWorkers {
 };
 #endif
 
+// --dataflow-segment, or its default: only the measured model sees what a segment without barriers costs.
+int dataflow_segment(const OptimizeArgs& a, const ios::sched::CostModel& model) {
+  if (a.dataflow_segment >= 0) return a.dataflow_segment;
+  return model.name() == "measured" ? ios::sched::BarrierOptions{}.max_segment : 0;
+}
+
 int cmd_optimize(OptimizeArgs& a) {
   Expected<Graph> g = a.src.load();
   if (!g) return fail(g.status());
@@ -685,9 +691,7 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
 
-  a.options.dataflow_segment = a.dataflow_segment >= 0
-                                   ? a.dataflow_segment
-                                   : ((*model)->name() == "measured" ? ios::sched::BarrierOptions{}.max_segment : 0);
+  a.options.dataflow_segment = dataflow_segment(a, **model);
   ProgressLine progress(cache, a.quiet);
   a.options.on_part = [&progress](const ios::sched::SearchProgress& p) { progress.update(p); };
   auto result = ios::sched::optimize(*g, a.options, cache);
@@ -913,6 +917,7 @@ Expected<ios::sched::Schedule> run_schedule(RunArgs& a, const Graph& g, Session&
       make_cost_model(g, a.opt.cost_model, session.config, a.opt.stage_timing, [&] { return session.context(); });
   if (!model) return model.status();
   if (Status s = attach_opara_profile(g, a.opt, session); !s) return s;
+  a.opt.options.dataflow_segment = dataflow_segment(a.opt, **model);
   auto r = ios::sched::optimize(g, a.opt.options, **model);
   if (!r) return r.status();
   label = display_name(a.opt, *policy);
