@@ -654,10 +654,9 @@ struct ExtraWorkers {
 };
 #endif
 
-// --dataflow-segment, or its default: only the measured model sees what a segment without barriers costs.
+// --dataflow-segment, or its default for the run's cost model.
 int dataflow_segment(const OptimizeArgs& a, const ios::sched::CostModel& model) {
-  if (a.dataflow_segment >= 0) return a.dataflow_segment;
-  return model.name() == "measured" ? ios::sched::BarrierOptions{}.max_segment : 0;
+  return a.dataflow_segment >= 0 ? a.dataflow_segment : ios::sched::default_dataflow_segment(model.name());
 }
 
 int cmd_optimize(OptimizeArgs& a) {

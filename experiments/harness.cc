@@ -218,8 +218,7 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
   o.batch = batch;
   o.r = r, o.s = s;
   o.max_part_size = impl_->args.max_part_size;
-  // Only a measuring model sees what a segment without barriers costs (the analytic one sums its stages).
-  o.dataflow_segment = cost_model_ == "measured" ? sched::BarrierOptions{}.max_segment : 0;
+  o.dataflow_segment = sched::default_dataflow_segment(cost_model_);
   if (policy == sched::Policy::kOpara && cost_model_ == "measured") {
     rt::ExecutorOptions eo;
     eo.config = config(batch);

@@ -10,11 +10,17 @@ namespace {
 constexpr double kTie = 1e-9;
 }  // namespace
 
+int default_dataflow_segment(const std::string& cost_model_name) {
+  return cost_model_name == "measured" ? BarrierOptions{}.max_segment : 0;
+}
+
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                           const BarrierOptions& options) {
   RETURN_ERROR_IF(s.is_stream_level(), ErrorCode::kInvalidArgument,
                   "dataflow barriers are placed between stages; a stream-level schedule has none");
   RETURN_ERROR_IF(options.max_segment < 1, ErrorCode::kInvalidArgument, "--dataflow-segment must be at least 1");
+  RETURN_ERROR_IF(!(options.margin >= 0 && options.margin < 1), ErrorCode::kInvalidArgument,
+                  "--dataflow-margin must be in [0, 1)");
   std::vector<Stage> stages;
   for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
   const size_t n = stages.size(), longest = size_t(options.max_segment);
@@ -33,8 +39,6 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
 
   BarrierPlacement out;
   out.segments = int64_t(segments.size());
-  RETURN_ERROR_IF(!(options.margin >= 0 && options.margin < 1), ErrorCode::kInvalidArgument,
-                  "--dataflow-margin must be in [0, 1)");
   std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());  // with the margin
   std::vector<double> predicted(n + 1, 0);                                   // without it
   std::vector<size_t> cut(n + 1, 0);  // where the last segment of best[end] starts

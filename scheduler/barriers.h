@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "scheduler/cost_model.h"
@@ -30,6 +31,11 @@ struct BarrierPlacement {
   double barriers_ms = 0;     // the same with a barrier before every stage (segments of one stage)
   int64_t segments = 0;       // segments asked of the cost model
 };
+
+// The segment length callers use unless told otherwise: only a measuring model sees what a segment
+// without barriers costs (the default CostModel::segment_latencies_ms sums its stages), so 0 (no
+// barriers placed) for any other.
+int default_dataflow_segment(const std::string& cost_model_name);
 
 // A staged schedule's barriers for dataflow execution. Ties keep the barrier.
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,

@@ -153,6 +153,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
                   "--screen-margin must be in [0, 1)");
   RETURN_ERROR_IF(options.dataflow_segment < 0, ErrorCode::kInvalidArgument,
                   "--dataflow-segment must be 0 (no dataflow barriers) or more");
+  RETURN_ERROR_IF(!(options.dataflow_margin >= 0 && options.dataflow_margin < 1), ErrorCode::kInvalidArgument,
+                  "--dataflow-margin must be in [0, 1)");
   RETURN_ERROR_IF(options.greedy_max_streams < 1, ErrorCode::kInvalidArgument,
                   "the greedy stream cap must be at least 1");
   const auto start = std::chrono::steady_clock::now();

@@ -129,12 +129,10 @@ Status validate(const ir::Graph& g, const Schedule& s) {
   for (size_t b = 0; b < s.blocks.size(); ++b) RETURN_IF_ERROR(validate_block(g, b, s.blocks[b]));
   for (size_t i = 0; i < s.dataflow_barriers.size(); ++i) {
     const int k = s.dataflow_barriers[i];
-    RETURN_ERROR_IF(k < 1 || k >= s.stage_count() || (i > 0 && k <= s.dataflow_barriers[i - 1]),
-                    ErrorCode::kInvalidSchedule,
-                    "dataflow barrier before stage " + std::to_string(k) +
-                        ": barriers must be increasing stage "
-                        "indices in [1, " +
-                        std::to_string(s.stage_count() - 1) + "]");
+    RETURN_ERROR_IF(
+        k < 1 || k >= s.stage_count() || (i > 0 && k <= s.dataflow_barriers[i - 1]), ErrorCode::kInvalidSchedule,
+        "dataflow barrier before stage " + std::to_string(k) + ": barriers must be increasing stage indices in [1, " +
+            std::to_string(s.stage_count() - 1) + "]");
   }
   return Status::ok();
 }
