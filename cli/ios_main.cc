@@ -353,6 +353,11 @@ struct OptimizeArgs {
                     "fraction")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 0.99));
+    cmd->add_option("--dataflow-refine", options.dataflow_refine,
+                    "dataflow barriers: passes of a local search that times the whole network with sets one barrier "
+                    "away from the segment DP's and keeps the fastest (0: the DP's set)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
                   "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");

@@ -1,6 +1,8 @@
 #include "runtime/measured_cost_model.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "runtime/stage_timer.h"
 #include "scheduler/plan.h"
@@ -106,6 +108,40 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
     out.medians.push_back(sched::median_of(out.rounds[i]));
   }
   out.executors = timer.take_finished();
+  return out;
+}
+
+Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::Graph& g, const sched::Schedule& s,
+                                                                      const std::vector<std::vector<int>>& barrier_sets,
+                                                                      int batch) {
+  CHECK_CUDA(cudaSetDevice(context_->device()));
+  ExecutorOptions options;
+  options.config = params_.config;
+  options.config.batch = batch;
+  options.context = context_;
+  options.store = store_;
+  options.zero_arena = false;
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (const std::vector<int>& barriers : barrier_sets) {
+    sched::Schedule with = s;
+    with.dataflow_barriers = barriers;
+    ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, with, sched::ExecMode::kDataflow));
+    ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, plan, options));
+    executors.push_back(std::move(exec));
+  }
+  std::vector<int> replays;  // per round, from a first rough figure
+  for (auto& exec : executors) {
+    ASSIGN_OR_RETURN(Timing rough, exec->time(TimingOptions{2, 0, 3, 0}));
+    replays.push_back(std::clamp(int(std::ceil(kNetworkRoundMs / std::max(rough.median_ms, 1e-3))), 3, 100));
+  }
+  std::vector<std::vector<double>> rounds(executors.size());
+  for (int round = 0; round < kNetworkRounds; ++round)
+    for (size_t i = 0; i < executors.size(); ++i) {
+      ASSIGN_OR_RETURN(Timing t, executors[i]->time(TimingOptions{1, 0, replays[i], 0}));
+      rounds[i].push_back(t.median_ms);
+    }
+  std::vector<double> out;
+  for (const std::vector<double>& r : rounds) out.push_back(sched::median_of(r));
   return out;
 }
 

@@ -30,6 +30,10 @@ struct BarrierPlacement {
   double dataflow_ms = 0;     // the sum of the chosen segments
   double barriers_ms = 0;     // the same with a barrier before every stage (segments of one stage)
   int64_t segments = 0;       // segments asked of the cost model
+  // Every cut left without a barrier, with what keeping its barrier would add to the chosen segment's
+  // latency (its two halves' sum minus the segment's): the gain the DP expects from leaving it out.
+  // Largest first (then earliest).
+  std::vector<std::pair<int, double>> removed;
 };
 
 // The segment length callers use unless told otherwise: only a measuring model sees what a segment
@@ -40,5 +44,33 @@ int default_dataflow_segment(const std::string& cost_model_name);
 // A staged schedule's barriers for dataflow execution. Ties keep the barrier.
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                           const BarrierOptions& options);
+
+// The segment DP prices each segment alone; inside the network a segment without barriers also overlaps
+// (and slows) the stages around it, so its choice can lose to keeping every barrier (Inception V3:
+// 1.03x staged). refine_barriers checks it on the whole network (CostModel::network_latencies_ms) by
+// local search from the set with every barrier: the first pass compares that set with the DP's and
+// with every set one barrier away among the first `max_toggles` cuts the DP left out (largest expected
+// gain first); later passes compare the current set with the sets one barrier away from it and with
+// all the improving toggles of the pass before at once. It moves to the fastest set when that beats the
+// current one by more than `threshold` (relative), else stops: a barrier goes only where the whole
+// network runs measurably faster without it.
+struct RefineOptions {
+  int passes = 3;  // 0: the DP's set unchanged
+  int max_toggles = 24;
+  double threshold = 0.005;
+  int batch = 1;
+};
+
+struct BarrierRefinement {
+  std::vector<int> barriers;
+  double measured_ms = 0;       // the chosen set, in its last comparison (0: nothing compared)
+  double every_barrier_ms = 0;  // the set with every barrier, in the first pass
+  double placed_ms = 0;         // the DP's set, in the first pass
+  int passes = 0;               // passes run
+  int64_t sets_timed = 0;       // barrier sets asked of the cost model
+};
+
+Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
+                                            const BarrierPlacement& placed, const RefineOptions& options);
 
 }  // namespace ios::sched

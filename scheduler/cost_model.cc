@@ -205,6 +205,51 @@ Expected<std::vector<double>> CostModel::segment_latencies_ms(const ir::Graph& g
   return out;
 }
 
+std::vector<Stage> all_stages(const Schedule& s) {
+  std::vector<Stage> stages;
+  for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
+  return stages;
+}
+
+std::vector<std::vector<Stage>> segments_between(const std::vector<Stage>& stages, const std::vector<int>& barriers) {
+  std::vector<std::vector<Stage>> out;
+  size_t first = 0;
+  auto cut_at = [&](size_t end) {
+    if (end > first) out.emplace_back(stages.begin() + std::ptrdiff_t(first), stages.begin() + std::ptrdiff_t(end));
+    first = end;
+  };
+  for (int b : barriers) cut_at(size_t(b));
+  cut_at(stages.size());
+  return out;
+}
+
+Expected<std::vector<double>> CostModel::network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                              const std::vector<std::vector<int>>& barrier_sets,
+                                                              int batch) {
+  const std::vector<Stage> stages = all_stages(s);
+  std::vector<std::vector<Stage>> segments;
+  std::vector<size_t> owner;  // which set each segment belongs to
+  for (size_t i = 0; i < barrier_sets.size(); ++i)
+    for (std::vector<Stage>& segment : segments_between(stages, barrier_sets[i])) {
+      segments.push_back(std::move(segment));
+      owner.push_back(i);
+    }
+  ASSIGN_OR_RETURN(std::vector<double> ms, segment_latencies_ms(g, segments, batch));
+  std::vector<double> out(barrier_sets.size(), 0.0);
+  for (size_t i = 0; i < ms.size(); ++i) out[owner[i]] += ms[i];
+  return out;
+}
+
+Expected<std::vector<double>> TableCostModel::network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                                   const std::vector<std::vector<int>>& barrier_sets,
+                                                                   int batch) {
+  ++network_requests_;
+  if (!network_) return CostModel::network_latencies_ms(g, s, barrier_sets, batch);
+  std::vector<double> out;
+  for (const std::vector<int>& barriers : barrier_sets) out.push_back(network_(barriers));
+  return out;
+}
+
 Expected<std::vector<double>> TableCostModel::segment_latencies_ms(const ir::Graph& g,
                                                                    const std::vector<std::vector<Stage>>& segments,
                                                                    int batch) {
@@ -287,6 +332,26 @@ Expected<std::vector<double>> StageCache::View::segment_latencies_ms(const ir::G
     std::vector<std::vector<Stage>> some;
     for (size_t i : indices) some.push_back(segments[i]);
     return inner_.segment_latencies_ms(g, some, batch);
+  };
+  return cache_.lookup_or_measure(keys, measure, inner_.name(), false);
+}
+
+Expected<std::vector<double>> StageCache::View::network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                                     const std::vector<std::vector<int>>& barrier_sets,
+                                                                     int batch) {
+  refresh_keys(g);
+  std::string request = segment_signature(g, op_keys_, all_stages(s)) + "|sets";
+  for (const std::vector<int>& barriers : barrier_sets) {
+    request += ";";
+    for (int b : barriers) request += std::to_string(b) + ",";
+  }
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < barrier_sets.size(); ++i)
+    keys.push_back("network|" + std::to_string(batch) + "|" + signature_hash(request + "|" + std::to_string(i)));
+  auto measure = [&](const std::vector<size_t>& indices) {
+    std::vector<std::vector<int>> some;
+    for (size_t i : indices) some.push_back(barrier_sets[i]);
+    return inner_.network_latencies_ms(g, s, some, batch);
   };
   return cache_.lookup_or_measure(keys, measure, inner_.name(), false);
 }

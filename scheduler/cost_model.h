@@ -3,6 +3,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -42,7 +43,19 @@ class CostModel {
   virtual Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
                                                              const std::vector<std::vector<Stage>>& segments,
                                                              int batch);
+  // End-to-end latency of the whole staged schedule `s` run as one dataflow graph with each of these
+  // barrier sets (Schedule::dataflow_barriers), compared with one another: a measuring model times them
+  // in interleaved rounds, so that their ratios hold even where the GPU drifts. This default prices a set
+  // by the segments between its barriers (segment_latencies_ms), the segment DP's own view.
+  virtual Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                             const std::vector<std::vector<int>>& barrier_sets,
+                                                             int batch);
 };
+
+// A staged schedule's stages, all blocks in order: what barrier indices count.
+std::vector<Stage> all_stages(const Schedule& s);
+// The segments between a set of barriers (sorted stage indices in (0, stages)), in order.
+std::vector<std::vector<Stage>> segments_between(const std::vector<Stage>& stages, const std::vector<int>& barriers);
 
 // A canonical description of a stage that does not mention op names: op kinds, attributes, input
 // and output shapes, term structure, and which ops of the stage read which. Identical cells of a
@@ -93,12 +106,15 @@ class AnalyticCostModel : public CostModel {
   Params params_;
 };
 
-// Test double: the latency of a stage (and, when given, of a dataflow segment) is a caller-given function.
+// Test double: the latency of a stage (and, when given, of a dataflow segment and of a whole schedule
+// under a barrier set) is a caller-given function.
 class TableCostModel : public CostModel {
  public:
   using Fn = std::function<double(const ir::Graph&, const Stage&)>;
   using SegmentFn = std::function<double(const ir::Graph&, const std::vector<Stage>&)>;
-  explicit TableCostModel(Fn fn, SegmentFn segment = nullptr) : fn_(std::move(fn)), segment_(std::move(segment)) {}
+  using NetworkFn = std::function<double(const std::vector<int>& barriers)>;
+  explicit TableCostModel(Fn fn, SegmentFn segment = nullptr, NetworkFn network = nullptr)
+      : fn_(std::move(fn)), segment_(std::move(segment)), network_(std::move(network)) {}
   std::string name() const override { return "table"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
     return fn_(g, stage);
@@ -106,10 +122,16 @@ class TableCostModel : public CostModel {
   Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
                                                      const std::vector<std::vector<Stage>>& segments,
                                                      int batch) override;
+  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                     const std::vector<std::vector<int>>& barrier_sets,
+                                                     int batch) override;
+  int64_t network_requests() const { return network_requests_; }
 
  private:
   Fn fn_;
   SegmentFn segment_;
+  NetworkFn network_;
+  int64_t network_requests_ = 0;
 };
 
 // Caches another model's stage latencies by (signature hash, batch); optionally persisted to a JSON file
@@ -142,6 +164,11 @@ class StageCache : public CostModel {
                                                      int batch) override {
     return own_.segment_latencies_ms(g, segments, batch);
   }
+  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                     const std::vector<std::vector<int>>& barrier_sets,
+                                                     int batch) override {
+    return own_.network_latencies_ms(g, s, barrier_sets, batch);
+  }
   std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
@@ -164,6 +191,11 @@ class StageCache : public CostModel {
                                                       int batch) override;
     Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
                                                        const std::vector<std::vector<Stage>>& segments,
+                                                       int batch) override;
+    // Keyed by the schedule, the whole request and the set: figures compared with one another are
+    // reused only together, as they were timed.
+    Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                       const std::vector<std::vector<int>>& barrier_sets,
                                                        int batch) override;
 
    private:

@@ -39,6 +39,7 @@ struct OptimizeOptions {
   // (Schedule::dataflow_barriers). 0: none placed, dataflow execution keeps no barrier.
   int dataflow_segment = 0;
   double dataflow_margin = BarrierOptions{}.margin;  // see BarrierOptions
+  int dataflow_refine = RefineOptions{}.passes;      // passes of refine_barriers (0: the segment DP's set)
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "models/models.h"
@@ -323,6 +325,132 @@ TEST(Dataflow, PlaceBarriersDropsABarrierOnlyWhenTheSegmentWinsByTheMargin) {
   EXPECT_EQ(careful->barriers, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_DOUBLE_EQ(careful->dataflow_ms, 9.0);
   EXPECT_FALSE(place_barriers(g, s, model, BarrierOptions{2, 1, -0.1}));
+}
+
+// Every stage 1 ms; two stages without their barrier 1.9 ms, so the segment DP (segments of 2) keeps the
+// barriers {2, 4, 6, 8} and leaves out {1, 3, 5, 7}. `penalty` adds what the whole network loses per
+// missing barrier.
+struct PairsModel {
+  std::map<int, double> penalty;
+  TableCostModel model{
+      [](const ir::Graph&, const Stage&) { return 1.0; },
+      [](const ir::Graph&, const std::vector<Stage>& seg) { return seg.size() == 1 ? 1.0 : 0.95 * double(seg.size()); },
+      [this](const std::vector<int>& barriers) { return network(barriers); }};
+  double network(const std::vector<int>& barriers) const {
+    double ms = 0;
+    int start = 0;
+    std::vector<int> ends = barriers;
+    ends.push_back(9);
+    for (int end : ends) ms += end - start == 1 ? 1.0 : 0.95 * (end - start), start = end;
+    for (const auto& [cut, extra] : penalty)
+      if (!std::binary_search(barriers.begin(), barriers.end(), cut)) ms += extra;
+    return ms;
+  }
+};
+
+Expected<BarrierRefinement> placed_and_refined(const ir::Graph& g, const Schedule& s, CostModel& model,
+                                               RefineOptions options = {}) {
+  ASSIGN_OR_RETURN(BarrierPlacement placed, place_barriers(g, s, model, BarrierOptions{2, 1}));
+  EXPECT_EQ(placed.barriers, (std::vector<int>{2, 4, 6, 8}));
+  return refine_barriers(g, s, model, placed, options);
+}
+
+TEST(Dataflow, RefineBarriersRestoresABarrierTheWholeNetworkNeeds) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  m.penalty = {{3, 0.5}};  // stages 2 and 3 overlap well alone, badly between their neighbours
+  auto refined = placed_and_refined(g, s, m.model);
+  ASSERT_TRUE(refined) << refined.status().to_string();
+  EXPECT_EQ(refined->barriers, (std::vector<int>{2, 3, 4, 6, 8}));
+  EXPECT_DOUBLE_EQ(refined->measured_ms, m.network(refined->barriers));
+  EXPECT_DOUBLE_EQ(refined->placed_ms, 4 * 1.9 + 1.0 + 0.5);
+  EXPECT_DOUBLE_EQ(refined->every_barrier_ms, 9.0);
+  // One barrier out, then the other two improving ones at once, then a pass that finds nothing better.
+  EXPECT_EQ(refined->passes, 3);
+}
+
+TEST(Dataflow, RefineBarriersKeepsEveryBarrierUnlessTheNetworkRunsFasterWithout) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  m.penalty = {{1, 0.2}, {3, 0.2}, {5, 0.2}, {7, 0.2}};
+  auto refined = placed_and_refined(g, s, m.model);
+  ASSERT_TRUE(refined) << refined.status().to_string();
+  EXPECT_EQ(refined->barriers, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_DOUBLE_EQ(refined->measured_ms, 9.0);
+  EXPECT_EQ(refined->passes, 1);
+}
+
+TEST(Dataflow, RefineBarriersTriesEveryImprovingToggleAtOnce) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  m.penalty = {{1, 0.45}, {5, 0.25}};  // the first pass removes one barrier, the next the other one too
+  auto refined = placed_and_refined(g, s, m.model, RefineOptions{2, 24, 0.005, 1});
+  ASSERT_TRUE(refined) << refined.status().to_string();
+  EXPECT_EQ(refined->barriers, (std::vector<int>{1, 2, 4, 5, 6, 8}));
+  EXPECT_EQ(refined->passes, 2);
+}
+
+TEST(Dataflow, RefineBarriersIgnoresGainsUnderTheThreshold) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  m.penalty = {{3, 0.12}};  // keeping barrier 3 beside the DP's set gains 0.2 %: noise
+  auto refined = placed_and_refined(g, s, m.model);
+  ASSERT_TRUE(refined);
+  EXPECT_EQ(refined->barriers, (std::vector<int>{2, 4, 6, 8}));
+  EXPECT_EQ(refined->passes, 2);
+  EXPECT_EQ(refined->sets_timed, (2 + 4) + (2 + 4));  // with the DP's set / the combined set, four toggles
+  EXPECT_FALSE(placed_and_refined(g, s, m.model, RefineOptions{-1, 24, 0.005, 1}));
+}
+
+TEST(Dataflow, RefineBarriersTogglesOnlyTheFirstCutsItIsAllowed) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  m.penalty = {{7, 0.3}};
+  auto all = placed_and_refined(g, s, m.model);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->barriers, (std::vector<int>{2, 4, 6, 7, 8}));
+  // Equal expected gains: the earliest cut comes first, so with one toggle barrier 7 is never tried.
+  auto one = placed_and_refined(g, s, m.model, RefineOptions{3, 1, 0.005, 1});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->barriers, (std::vector<int>{2, 4, 6, 8}));
+  EXPECT_EQ(one->sets_timed, 3 + 2);
+}
+
+TEST(Dataflow, RefineBarriersWithoutANetworkModelKeepsTheSearchSet) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  // No network function: sets are priced by their segments, the DP's own view, where its set is optimal.
+  TableCostModel model([](const ir::Graph&, const Stage&) { return 1.0; },
+                       [](const ir::Graph&, const std::vector<Stage>& seg) {
+                         return seg.size() == 1 ? 1.0 : 0.95 * double(seg.size());
+                       });
+  auto refined = placed_and_refined(g, s, model);
+  ASSERT_TRUE(refined);
+  EXPECT_EQ(refined->barriers, (std::vector<int>{2, 4, 6, 8}));
+  EXPECT_DOUBLE_EQ(refined->measured_ms, 4 * 1.9 + 1.0);
+  EXPECT_EQ(refined->passes, 2);
+}
+
+TEST(Dataflow, StageCacheReusesNetworkTimingsOnlyForTheSameComparison) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  StageCache cache(m.model, "test");
+  const std::vector<std::vector<int>> sets{{2, 4, 6, 8}, {1, 2, 3, 4, 5, 6, 7, 8}};
+  auto first = cache.network_latencies_ms(g, s, sets, 1);
+  auto again = cache.network_latencies_ms(g, s, sets, 1);
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(*first, *again);
+  EXPECT_EQ(m.model.network_requests(), 1);
+  // The same set beside another one is timed again: figures are compared only with those timed with them.
+  auto other = cache.network_latencies_ms(g, s, {sets[0], {2, 3, 4, 6, 8}}, 1);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(m.model.network_requests(), 2);
 }
 
 TEST(Dataflow, DataflowBarriersSurviveTheScheduleFileAndBadOnesAreNamed) {
