@@ -1,6 +1,7 @@
 #include "scheduler/barriers.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 
@@ -98,6 +99,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
   BarrierRefinement out;
   out.barriers = placed.barriers;
   if (options.passes == 0 || placed.removed.empty()) return out;
+  const auto start = std::chrono::steady_clock::now();
   std::vector<int> cuts;  // the cuts the search may toggle: those the DP left out, most promising first
   for (const auto& [cut, gain] : placed.removed)
     if (cuts.size() < size_t(options.max_toggles)) cuts.push_back(cut);
@@ -106,7 +108,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
   std::vector<int> combined;  // every improving toggle of the pass before, at once (empty: none)
   for (int pass = 0; pass < options.passes; ++pass) {
     std::vector<std::vector<int>> sets{out.barriers};
-    if (pass == 0) sets.push_back(placed.barriers);
+    if (pass == 0) sets.push_back(placed.barriers), sets.push_back({});
     if (!combined.empty() && combined != out.barriers) sets.push_back(combined);
     const size_t first_toggle = sets.size();
     for (int c : cuts) sets.push_back(toggled(out.barriers, c));
@@ -129,6 +131,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
     out.barriers = sets[best];
     out.measured_ms = ms[best];
   }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 

@@ -139,16 +139,17 @@ Status add_barriers(const ir::Graph& g, const OptimizeOptions& options, CostMode
   refine.batch = options.batch;
   ASSIGN_OR_RETURN(BarrierRefinement refined, refine_barriers(g, s, model, placed, refine));
   s.dataflow_barriers = refined.barriers;
-  // Predicted as the DP predicts: the sum of the final set's segments (each inside one the DP priced).
+  // Predicted as the DP predicts: the sum of the final set's segments (those longer than the DP's are
+  // priced now).
   ASSIGN_OR_RETURN(std::vector<double> ms,
                    model.segment_latencies_ms(g, segments_between(all_stages(s), refined.barriers), options.batch));
   s.meta.dataflow_latency_ms = 0;
   for (double x : ms) s.meta.dataflow_latency_ms += x;
   if (refined.passes > 0) {
     std::snprintf(text, sizeof text,
-                  "dataflow barriers refined on the whole network: %zu kept after %d passes (%lld sets timed): "
-                  "%.3f ms, the search's set %.3f ms, every barrier %.3f ms",
-                  refined.barriers.size(), refined.passes, static_cast<long long>(refined.sets_timed),
+                  "dataflow barriers refined on the whole network: %zu kept after %d passes (%lld sets timed in "
+                  "%.1f s): %.3f ms, the search's set %.3f ms, every barrier %.3f ms",
+                  refined.barriers.size(), refined.passes, static_cast<long long>(refined.sets_timed), refined.seconds,
                   refined.measured_ms, refined.placed_ms, refined.every_barrier_ms);
     s.meta.notes.push_back(text);
   }
