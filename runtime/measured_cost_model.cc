@@ -131,13 +131,14 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
   }
   std::vector<int> replays;  // per round, from a first rough figure
   for (auto& exec : executors) {
-    ASSIGN_OR_RETURN(Timing rough, exec->time(TimingOptions{2, 0, 3, 0}));
-    replays.push_back(std::clamp(int(std::ceil(kNetworkRoundMs / std::max(rough.median_ms, 1e-3))), 3, 100));
+    ASSIGN_OR_RETURN(Timing rough, exec->time(TimingOptions{1, 0, 2, 0}));
+    replays.push_back(std::clamp(int(std::ceil(kNetworkRoundMs / std::max(rough.median_ms, 1e-3))), 2, 100));
   }
   std::vector<std::vector<double>> rounds(executors.size());
   for (int round = 0; round < kNetworkRounds; ++round)
     for (size_t i = 0; i < executors.size(); ++i) {
-      ASSIGN_OR_RETURN(Timing t, executors[i]->time(TimingOptions{1, 0, replays[i], 0}));
+      // No warm-up: the sets share this model's weights and arena, so the one before left them warm.
+      ASSIGN_OR_RETURN(Timing t, executors[i]->time(TimingOptions{0, 0, replays[i], 0}));
       rounds[i].push_back(t.median_ms);
     }
   std::vector<double> out;

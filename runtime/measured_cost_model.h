@@ -45,8 +45,8 @@ class MeasuredCostModel : public sched::CostModel {
                                                      const std::vector<std::vector<sched::Stage>>& segments,
                                                      int batch) override;
   // Each barrier set's whole-network dataflow graph, built on this model's store, replayed back to back
-  // as `ios run` replays it (no L2 flush): three rounds over all sets in turn, each of enough replays for
-  // kNetworkRoundMs; a set's latency is its median round.
+  // as `ios run` replays it (no L2 flush): kNetworkRounds rounds over all sets in turn, each of enough
+  // replays (at least 2) for kNetworkRoundMs; a set's latency is its median round.
   Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const sched::Schedule& s,
                                                      const std::vector<std::vector<int>>& barrier_sets,
                                                      int batch) override;
@@ -86,7 +86,7 @@ class MeasuredCostModel : public sched::CostModel {
     double round_ms = 0;
   };
   static constexpr int kNetworkRounds = 3;
-  static constexpr double kNetworkRoundMs = 15;
+  static constexpr double kNetworkRoundMs = 10;
   static constexpr size_t kScreenedKept = 512;  // settled right after screening: the DP settles per state
   std::map<std::string, Screened> screened_;    // by stage_key
   std::deque<std::string> screened_order_;      // oldest first
