@@ -71,11 +71,7 @@ Expected<std::vector<double>> MeasuredCostModel::segment_latencies_ms(
   return timed.medians;
 }
 
-Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::Graph& g, std::vector<Pending> pending,
-                                                                     int batch, const sched::StageTimingRule& rule) {
-  using Clock = std::chrono::steady_clock;
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
+ExecutorOptions MeasuredCostModel::executor_options(int batch) const {
   ExecutorOptions options;
   options.config = params_.config;
   options.config.batch = batch;
@@ -83,6 +79,15 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
   options.context = context_;
   options.store = store_;
   options.zero_arena = false;
+  return options;
+}
+
+Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::Graph& g, std::vector<Pending> pending,
+                                                                     int batch, const sched::StageTimingRule& rule) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
+  const ExecutorOptions options = executor_options(batch);
   ASSIGN_OR_RETURN(double share, find_cold_share());
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
@@ -115,12 +120,7 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
                                                                       const std::vector<std::vector<int>>& barrier_sets,
                                                                       int batch) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
-  ExecutorOptions options;
-  options.config = params_.config;
-  options.config.batch = batch;
-  options.context = context_;
-  options.store = store_;
-  options.zero_arena = false;
+  const ExecutorOptions options = executor_options(batch);
   std::vector<std::unique_ptr<Executor>> executors;
   for (const std::vector<int>& barriers : barrier_sets) {
     sched::Schedule with = s;

@@ -66,6 +66,8 @@ class MeasuredCostModel : public sched::CostModel {
   std::shared_ptr<DeviceStore> store_;
   double cold_share_ = -1;  // not known yet
   Expected<double> find_cold_share();
+  // Executors on this model's context and store, built for timing only (their arena is not zeroed).
+  ExecutorOptions executor_options(int batch) const;
   struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds
     sched::ExecutionPlan plan;
     std::unique_ptr<Executor> kept;
