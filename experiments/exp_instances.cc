@@ -1,6 +1,7 @@
 // How much of a difference between execution modes is the mode, and how much the executor instance:
 // one schedule built --copies times each as staged, dataflow with a barrier before every stage (the
-// staged order in a dataflow graph) and dataflow with the schedule's own barriers, every executor with
+// staged order in a dataflow graph; also captured from the schedule's streams, dataflow-ordered) and
+// dataflow with the schedule's own barriers, every executor with
 // its own memory, all timed in one process in interleaved rounds (issue #14, session 17).
 #include "experiments/harness.h"
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<std::string, std::pair<const sched::Schedule*, sched::ExecMode>>> variants{
         {"staged", {&own, sched::ExecMode::kStaged}},
         {"dataflow-every-barrier", {&every, sched::ExecMode::kDataflow}},
+        {"dataflow-ordered-every-barrier", {&every, sched::ExecMode::kDataflowOrdered}},
         {"dataflow", {&own, sched::ExecMode::kDataflow}}};
     std::vector<const sched::Schedule*> schedules;
     std::vector<sched::ExecMode> modes;
