@@ -77,6 +77,12 @@ TEST(Cli, AScreenMarginOutsideZeroToOneIsANamedError) {
   EXPECT_NE(r.out.find("--screen-margin"), std::string::npos) << r.out;
 }
 
+TEST(Cli, ANegativeDataflowRefinementIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --dataflow-refine -1 --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--dataflow-refine"), std::string::npos) << r.out;
+}
+
 TEST(Cli, AMemoryBudgetUnderTheSequentialPeakIsANamedError) {
   const Result r = ios("optimize --model squeezenet --cost-model analytic --memory-budget 0.5 --quiet");
   EXPECT_NE(r.code, 0) << r.out;
