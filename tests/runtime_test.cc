@@ -513,7 +513,9 @@ TEST(GpuRuntime, MeasuredCostModelTimesWholeNetworksUnderEachBarrierSet) {
   ASSERT_TRUE(refined) << refined.status().to_string();
   s.dataflow_barriers = refined->barriers;
   EXPECT_TRUE(sched::validate(g, s));
-  if (refined->passes > 0) EXPECT_LE(refined->measured_ms, refined->every_barrier_ms * 1.05);
+  if (refined->passes > 0) {
+    EXPECT_LE(refined->measured_ms, refined->every_barrier_ms * 1.05);
+  }
 }
 
 TEST(GpuRuntime, MeasuredCostModelUploadsEachWeightOnceAndFollowsTheStopRule) {
