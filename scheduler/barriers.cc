@@ -108,7 +108,10 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
   std::vector<int> combined;  // every improving toggle of the pass before, at once (empty: none)
   for (int pass = 0; pass < options.passes; ++pass) {
     std::vector<std::vector<int>> sets{out.barriers};
-    if (pass == 0) sets.push_back(placed.barriers), sets.push_back({});
+    if (pass == 0) {
+      sets.push_back(placed.barriers);
+      if (!placed.barriers.empty()) sets.push_back({});  // else the DP's set is already the one without barriers
+    }
     if (!combined.empty() && combined != out.barriers) sets.push_back(combined);
     const size_t first_toggle = sets.size();
     for (int c : cuts) sets.push_back(toggled(out.barriers, c));

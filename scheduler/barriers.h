@@ -48,14 +48,15 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
 // The segment DP prices each segment alone; inside the network a segment without barriers also overlaps
 // (and slows) the stages around it, so its choice can lose to keeping every barrier (Inception V3:
 // 1.03x staged). refine_barriers checks it on the whole network (CostModel::network_latencies_ms) by
-// local search from the set with every barrier: the first pass compares that set with the DP's, with
-// none (a segment may overlap a neighbour the DP's segments cannot reach), and with every set one barrier away among
-// the first `max_toggles` cuts the DP left out (largest expected gain first); later passes compare the current set with
-// the sets one barrier away from it and with all the improving toggles of the pass before at once. It moves to the
-// fastest set when that beats the current one by more than `threshold` (relative), else stops: a barrier goes only
-// where the whole network runs measurably faster without it.
+// local search from the set with every barrier. The first pass compares that set with the DP's, with
+// none (a segment may overlap a neighbour the DP's segments cannot reach), and with every set one
+// barrier away among the first `max_toggles` cuts the DP left out (largest expected gain first). Later
+// passes compare the current set with the sets one barrier away from it and with all the improving
+// toggles of the pass before at once. It moves to the fastest set when that beats the current one by
+// more than `threshold` (relative), else stops: a barrier goes only where the whole network runs
+// measurably faster without it.
 struct RefineOptions {
-  // Each pass times up to max_toggles + 2 whole networks.
+  // Each pass times up to max_toggles + 3 whole networks (the first: current, DP's, none; later: current, combined).
   int passes = 2;  // 0: the DP's set unchanged
   int max_toggles = 8;
   double threshold = 0.005;
