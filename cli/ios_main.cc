@@ -359,7 +359,10 @@ struct OptimizeArgs {
         ->capture_default_str()
         ->check(CLI::Range(0, 100));
     cmd->add_flag("!--exhaustive", options.bound_pruning,
-                  "cost every DP ending (default: skip endings whose alone-op floor cannot win)");
+                  "cost every DP ending (default: skip endings whose floor cannot win)");
+    cmd->add_flag("!--alone-floors", options.measured_floors,
+                  "DP: floor a stage by its ops timed alone only (default: also by costed stages it contains, "
+                  "less 5 % + 2 us)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
     cmd->add_flag("!--no-measure", measure_schedule,
                   "measured cost model: do not time the chosen schedule end to end beside its prediction");

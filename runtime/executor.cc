@@ -19,6 +19,20 @@ namespace ios::rt {
 
 namespace {
 
+// Seconds between successive calls.
+class Lap {
+ public:
+  double next() {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // A channel slice [begin, begin + c) of an activation buffer with `channels` channels of h x w.
 struct View {
   char* base = nullptr;
@@ -102,6 +116,7 @@ struct Executor::Impl {
   std::vector<int> unit_of_step;
   CudaGraph graph;
   CudaGraphExec graph_exec;
+  sched::BuildTimes build_times;
 
   cudaStream_t stream(int i) const { return ctx->stream(i); }
   size_t eb() const { return cfg.element_bytes(); }
@@ -296,7 +311,7 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  Status build(const ir::Weights& w) {
+  Status make_streams_and_events() {
     RETURN_IF_ERROR(make_context());
     RETURN_IF_ERROR(ctx->ensure_streams(plan.streams));
     stream_workspace.assign(size_t(plan.streams), 0);
@@ -304,6 +319,10 @@ struct Executor::Impl {
       ASSIGN_OR_RETURN(Event e, make_event());
       events.push_back(std::move(e));
     }
+    return Status::ok();
+  }
+
+  Status place_activations() {
     sched::MemoryOptions mo;
     mo.config = cfg;
     mo.reuse = opt.reuse_memory;
@@ -317,6 +336,10 @@ struct Executor::Impl {
       const sched::Placement& p = memory.placement[id];
       if (p.placed()) views[id] = buffer_view(p.buffer, p.channels, p.begin, g->nodes[id].output_shape);
     }
+    return Status::ok();
+  }
+
+  Status build_units(const ir::Weights& w) {
     unit_of_step.assign(plan.steps.size(), -1);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const auto& st = plan.steps[i];
@@ -327,20 +350,34 @@ struct Executor::Impl {
       RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
       units.push_back(std::move(u));
     }
-    if (dataflow_graph_mode()) {
-      RETURN_IF_ERROR(plan_dataflow());
-    } else {
-      for (int i = 0; i < plan.streams; ++i) {
-        ASSIGN_OR_RETURN(void* ws, ctx->workspace(i, std::max<size_t>(stream_workspace[size_t(i)], 256)));
-        workspaces.push_back(ws);
-      }
-    }
     if (opt.chaos) {
       const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
       ASSIGN_OR_RETURN(chaos_cycles, device_alloc(bytes));
       CHECK_CUDA(cudaMemsetAsync(chaos_cycles.get(), 0, bytes, stream(0)));
     }
-    if (opt.use_graph) RETURN_IF_ERROR(capture());
+    return Status::ok();
+  }
+
+  Status make_workspaces() {
+    if (dataflow_graph_mode()) return plan_dataflow();
+    for (int i = 0; i < plan.streams; ++i) {
+      ASSIGN_OR_RETURN(void* ws, ctx->workspace(i, std::max<size_t>(stream_workspace[size_t(i)], 256)));
+      workspaces.push_back(ws);
+    }
+    return Status::ok();
+  }
+
+  Status build(const ir::Weights& w) {
+    Lap lap;
+    RETURN_IF_ERROR(make_streams_and_events());
+    build_times.setup = lap.next();
+    RETURN_IF_ERROR(place_activations());
+    build_times.memory = lap.next();
+    RETURN_IF_ERROR(build_units(w));
+    build_times.kernels = lap.next();
+    RETURN_IF_ERROR(make_workspaces());
+    if (opt.use_graph) return capture(lap);
+    build_times.capture = lap.next();  // workspaces only: the plan is issued at each run
     return Status::ok();
   }
 
@@ -401,7 +438,8 @@ struct Executor::Impl {
     return set_dependencies(std::move(ends));
   }
 
-  Status capture() {
+  // Issues the plan into a CUDA graph and instantiates it; `lap` splits the two in build_times.
+  Status capture(Lap& lap) {
     cudaGraph_t cg = nullptr;
     CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
     Status issued = dataflow_graph_mode() ? issue_dataflow() : issue_plan();
@@ -409,9 +447,11 @@ struct Executor::Impl {
     RETURN_IF_ERROR(issued);
     CHECK_CUDA(end);
     graph = CudaGraph(cg);
+    build_times.capture = lap.next();
     cudaGraphExec_t exec = nullptr;
     CHECK_CUDA(cudaGraphInstantiate(&exec, cg, 0));
     graph_exec = CudaGraphExec(exec);
+    build_times.instantiate = lap.next();
     return Status::ok();
   }
 
@@ -711,6 +751,8 @@ int Executor::graph_edges() const { return impl_->dataflow_graph_mode() ? impl_-
 size_t Executor::weight_bytes() const { return impl_->weight_total; }
 const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }
 const ExecConfig& Executor::config() const { return impl_->cfg; }
+
+const sched::BuildTimes& Executor::build_times() const { return impl_->build_times; }
 
 KernelReport Executor::kernel_report() const {
   KernelReport r;

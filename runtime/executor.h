@@ -13,6 +13,7 @@
 #include "runtime/device_store.h"
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
@@ -111,6 +112,7 @@ class Executor {
   const sched::MemoryPlan& memory_plan() const;
   const ExecConfig& config() const;
   KernelReport kernel_report() const;
+  const sched::BuildTimes& build_times() const;  // host seconds create() spent, by part
 
   struct Impl;
 

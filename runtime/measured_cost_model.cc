@@ -100,6 +100,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
     const auto start = Clock::now();
     ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, p.plan, options));
     stats_.build_seconds += seconds_since(start);
+    stats_.build_parts += exec->build_times();
     RETURN_IF_ERROR(timer.add(std::move(exec)));
   }
   const auto waited = Clock::now();

@@ -317,7 +317,7 @@ class PartDp {
   }
 
   struct Candidate {
-    double lower, rest;
+    double lower, rest;  // lower: rest plus the stage's floor when the candidate was made
     Mask ending;
     bool merge;
   };
@@ -373,7 +373,9 @@ class PartDp {
       const Candidate& c = candidates[j];
       if (options_.bound_pruning && c.lower >= bound) break;
       const std::pair<Mask, bool> key{c.ending, c.merge};
-      if (!costed(c.ending, c.merge) && std::find(todo.begin(), todo.end(), key) == todo.end()) todo.push_back(key);
+      if (costed(c.ending, c.merge) || std::find(todo.begin(), todo.end(), key) != todo.end()) continue;
+      ASSIGN_OR_RETURN(double lower, lower_now(c));
+      if (j == from || lower < bound) todo.push_back(key);
     }
     return cost_stages(todo, false);
   }
@@ -415,16 +417,57 @@ class PartDp {
         cheapest_alone_ = std::min(cheapest_alone_, alone_.back());
       }
     }
-    if (auto it = floor_.find(t); it != floor_.end()) return it->second;
-    double floor = 0;
-    for (Mask comp : components(t)) {
-      double sum = 0;
-      for (int i = 0; i < n_; ++i)
-        if (comp & bit(i)) sum += alone_[size_t(i)];
-      floor = std::max(floor, sum - double(popcount(comp) - 1) * cheapest_alone_);
+    auto it = floor_.find(t);
+    if (it == floor_.end()) {
+      Floor f{0, components(t)};
+      for (Mask comp : f.components) {
+        double sum = 0;
+        for (int i = 0; i < n_; ++i)
+          if (comp & bit(i)) sum += alone_[size_t(i)];
+        f.alone = std::max(f.alone, sum - double(popcount(comp) - 1) * cheapest_alone_);
+      }
+      it = floor_.emplace(t, std::move(f)).first;
     }
-    floor_.emplace(t, floor);
+    return std::max(it->second.alone, measured_floor(t, it->second.components));
+  }
+
+  // A concurrent stage runs no faster than the same stage without some of its groups: the largest
+  // settled figure among t's groups alone and t without one group. These sharpen the alone-op floor
+  // once neighbouring endings have been costed (DpOptions::measured_floors).
+  double measured_floor(Mask t, const std::vector<Mask>& groups) {
+    if (!options_.measured_floors || groups.size() < 2) return 0;
+    double floor = 0;
+    auto raise = [&](Mask sub) {
+      if (const Cost* k = cost_of(sub, false); k && k->settled) floor = std::max(floor, with_slack(k->ms));
+    };
+    for (Mask group : groups) {
+      raise(group);
+      if (groups.size() > 2) raise(t & ~group);
+    }
     return floor;
+  }
+
+  // A merged convolution computes every output of each convolution it merges: no faster than the
+  // slowest of them alone.
+  double merge_floor(Mask t) const {
+    if (!options_.measured_floors || alone_.empty()) return 0;
+    double slowest = 0;
+    for (int i = 0; i < n_; ++i)
+      if (t & bit(i)) slowest = std::max(slowest, alone_[size_t(i)]);
+    return with_slack(slowest);
+  }
+
+  // Measured figures jitter (a stage of tens of microseconds by several percent, in the stage timing's
+  // default tolerance): a figure floors a larger stage only after this much is taken off it.
+  static constexpr double kFloorSlack = 0.05, kFloorSlackMs = 0.002;
+  static double with_slack(double ms) { return ms * (1 - kFloorSlack) - kFloorSlackMs; }
+
+  // The candidate's lower bound now: floors rise as more stages are costed.
+  Expected<double> lower_now(const Candidate& c) {
+    if (!options_.bound_pruning || !options_.measured_floors) return c.lower;
+    if (c.merge) return c.rest + merge_floor(c.ending);
+    ASSIGN_OR_RETURN(double floor, stage_floor(c.ending));
+    return c.rest + floor;
   }
 
   Expected<double> dp(Mask s) {
@@ -447,6 +490,8 @@ class PartDp {
       double floor = 0;
       if (options_.bound_pruning && !merge) {
         ASSIGN_OR_RETURN(floor, stage_floor(t));
+      } else if (options_.bound_pruning) {
+        floor = merge_floor(t);
       }
       candidates.push_back({rest + floor, rest, t, merge});
     }
@@ -465,6 +510,10 @@ class PartDp {
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];
       if (options_.bound_pruning && c.lower >= bound) break;
+      if (!costed(c.ending, c.merge)) {
+        ASSIGN_OR_RETURN(double lower, lower_now(c));
+        if (lower >= bound) continue;  // its floor rose past the bound since the candidates were sorted
+      }
       RETURN_IF_ERROR(cost_ahead(candidates, i, bound));
       const Cost& k = *cost_of(c.ending, c.merge);
       bound = std::min(bound, high(c, k));
@@ -494,7 +543,11 @@ class PartDp {
   std::unordered_map<Mask, Cost, MaskHash> parallel_cost_, merge_cost_;
   std::vector<double> alone_;  // each op timed alone, for floors
   double cheapest_alone_ = 0;
-  std::unordered_map<Mask, double, MaskHash> floor_;
+  struct Floor {
+    double alone;                  // from the ops timed alone
+    std::vector<Mask> components;  // the stage's groups
+  };
+  std::unordered_map<Mask, Floor, MaskHash> floor_;
   PartMemory memory_;
   int64_t transitions_ = 0;  // of this part, against options_.max_transitions
 };

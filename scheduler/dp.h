@@ -24,6 +24,10 @@ struct DpOptions {
   // Skip costing a concurrent ending whose floor (its groups' ops timed alone) cannot beat the best
   // ending found so far. Exact when the cost model never prices a stage under that floor.
   bool bound_pruning = true;
+  // With bound_pruning: also floor a concurrent stage by the settled figures of the same stage without
+  // some of its groups, and a merged convolution by its slowest convolution alone. Exact when adding
+  // work to a stage never makes it faster; measured figures carry noise, so near-ties may go otherwise.
+  bool measured_floors = true;
   // (state, ending) pairs one part may consider. The DP is exponential in a part's width; a part past
   // the budget is split in two halves (in topological order) and each half solved alone, which is
   // counted in DpStats::budget_splits and noted in the schedule. Real networks stay far below it

@@ -65,6 +65,17 @@ bool within_tolerance(const std::vector<double>& rounds, const StageTimingRule& 
 // True once `rounds` (per-replay means, in order) satisfy the rule.
 bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule);
 
+// Host seconds spent building an executor (rt::Executor::create), by part: the measured search builds one
+// per stage, so these say where its host time goes.
+struct BuildTimes {
+  double setup = 0;        // context, streams, events
+  double memory = 0;       // memory plan, arena, views
+  double kernels = 0;      // launch units: convolution kernels (from the context's cache), weights
+  double capture = 0;      // workspaces, and issuing the plan into a CUDA graph
+  double instantiate = 0;  // cudaGraphInstantiate
+  BuildTimes& operator+=(const BuildTimes& o);
+};
+
 // What timing a whole search's stages cost and how noisy they were.
 struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
@@ -77,6 +88,7 @@ struct StageTimingStats {
   // the GPU after the last stage of a pass; GPU time inside timed rounds (each round's figure times its
   // replays: under l2-share a weighted figure, so an estimate; L2 flushes are not counted).
   double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;
+  BuildTimes build_parts;       // of build_seconds
   std::vector<double> spreads;  // per stage
 
   // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest. The

@@ -297,6 +297,57 @@ TEST(Dp, BoundPruningCostsFewerStagesForTheSameOptimum) {
   }
 }
 
+// Two searches of each network, the only difference being DpOptions::measured_floors: the optimum and
+// the stages they cost. `noise` (a fraction) jitters every figure by a fixed pseudo-random amount per stage.
+struct FloorComparison {
+  double latency[2];
+  int64_t costed[2];
+};
+FloorComparison compare_floors(const ir::Graph& g, double noise) {
+  FloorComparison out{};
+  AnalyticCostModel analytic;
+  const TableCostModel::Fn jittered = [&](const ir::Graph& graph, const Stage& stage) {
+    uint64_t h = 1469598103934665603ull + uint64_t(stage.kind);
+    for (const auto& group : stage.groups)
+      for (NodeId id : group) h = (h ^ uint64_t(id + 1)) * 1099511628211ull;
+    const double unit = double(h % 2001) / 1000.0 - 1.0;  // [-1, 1]
+    return *analytic.stage_latency_ms(graph, stage, 1) * (1 + noise * unit);
+  };
+  for (bool measured : {false, true}) {
+    TableCostModel model(jittered);
+    OptimizeOptions options;
+    options.max_part_size = 50;
+    options.measured_floors = measured;
+    auto r = optimize(g, options, model);
+    EXPECT_TRUE(r) << r.status().to_string();
+    if (!r) return out;
+    out.latency[measured] = r->schedule.meta.latency_ms;
+    out.costed[measured] = r->stats.stages_costed;
+  }
+  return out;
+}
+
+TEST(Dp, MeasuredFloorsCostFewerStagesForTheSameOptimum) {
+  for (const char* name : {"inception_v3", "googlenet", "squeezenet", "nasnet"}) {
+    auto g = models::build_model(name);
+    ASSERT_TRUE(g);
+    const FloorComparison c = compare_floors(*g, 0);
+    EXPECT_NEAR(c.latency[1], c.latency[0], 1e-9) << name;
+    EXPECT_LT(c.costed[1], c.costed[0]) << name;
+  }
+}
+
+// The floors give up 5 % + 2 us of a costed stage's figure: figures that jitter by less keep the optimum.
+TEST(Dp, MeasuredFloorsKeepTheOptimumWhenFiguresJitterWithinTheirSlack) {
+  for (const char* name : {"inception_v3", "googlenet"}) {
+    auto g = models::build_model(name);
+    ASSERT_TRUE(g);
+    const FloorComparison c = compare_floors(*g, 0.02);
+    EXPECT_NEAR(c.latency[1], c.latency[0], 1e-9) << name;
+    EXPECT_LT(c.costed[1], c.costed[0]) << name;
+  }
+}
+
 // ---------- IOS issue #10 ----------
 
 TEST(Endings, IncludeOverlappingRootsThatIosMissed) {
