@@ -122,11 +122,11 @@ Status Context::flush_l2(cudaStream_t stream) {
 
 Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
   std::lock_guard<std::mutex> lock(kernels_mutex_);
-  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
-  if (auto it = kernels_.find(key); it != kernels_.end()) {
+  if (auto it = kernels_.find(spec); it != kernels_.end()) {
     ++stats_.reused;
     return it->second;
   }
+  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
   ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lane, take_lane());
   if (!warmed_) {  // tuning on a GPU still at idle clocks would rank engines by noise
@@ -154,7 +154,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
   if (tuned_engine && !from_file) cache_->put(key, c);
-  kernels_.emplace(key, k);
+  kernels_.emplace(spec, k);
   return k;
 }
 

@@ -5,10 +5,10 @@
 // context owns the kernel cache: built kernels by spec in memory, engine choices in a file.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/exec_config.h"
@@ -94,7 +94,7 @@ class Context {
   std::shared_ptr<TimingLane> lane_;
   std::string cache_warning_;
   mutable std::mutex kernels_mutex_;
-  std::map<std::string, std::shared_ptr<ConvKernel>> kernels_;
+  std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> kernels_;
   KernelStats stats_;
   bool warmed_ = false;
   std::vector<Stream> streams_;

@@ -595,6 +595,54 @@ std::string ConvSpec::key() const {
   return os.str();
 }
 
+namespace {
+
+bool same_strides(const SliceLayout& a, const SliceLayout& b) {
+  return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;
+}
+
+void mix(size_t& h, int64_t v) { h = (h ^ static_cast<size_t>(v)) * 1099511628211ull; }
+
+}  // namespace
+
+size_t ConvSpecHash::operator()(const ConvSpec& s) const {
+  size_t h = 1469598103934665603ull;
+  for (int64_t v : {int64_t(s.config.dtype), int64_t(s.config.math), int64_t(s.config.layout), int64_t(s.config.batch)})
+    mix(h, v);
+  const ir::ConvAttrs& a = s.attrs;
+  for (int v : {a.out_channels,
+                a.kh,
+                a.kw,
+                a.sh,
+                a.sw,
+                a.ph,
+                a.pw,
+                a.dh,
+                a.dw,
+                a.groups,
+                int(a.has_bias),
+                int(a.activation),
+                s.in.c,
+                s.in.h,
+                s.in.w,
+                s.out.c,
+                s.out.h,
+                s.out.w,
+                s.x_align,
+                s.y_align})
+    mix(h, v);
+  for (int64_t v : {s.x.n, s.x.c, s.x.h, s.x.w, s.y.n, s.y.c, s.y.h, s.y.w}) mix(h, v);
+  if (s.z)
+    for (int64_t v : {s.z->n, s.z->c, s.z->h, s.z->w, int64_t(s.z_align)}) mix(h, v);
+  return h;
+}
+
+bool SameConvKey::operator()(const ConvSpec& a, const ConvSpec& b) const {
+  return a.config == b.config && a.attrs == b.attrs && a.in == b.in && a.out == b.out && same_strides(a.x, b.x) &&
+         same_strides(a.y, b.y) && a.x_align == b.x_align && a.y_align == b.y_align &&
+         a.z.has_value() == b.z.has_value() && (!a.z || (same_strides(*a.z, *b.z) && a.z_align == b.z_align));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-channel affine: a 1x1 depthwise convolution is y = act(x * w[c] + b[c]), memory-bound. cuDNN runs
 // it as a grouped convolution with one group per channel, several times slower than one elementwise

@@ -52,6 +52,15 @@ struct ConvSpec {
   std::string key() const;
 };
 
+// Hash and equality over exactly the fields key() writes (a field added to one goes into all three): a
+// context finds its kernels without building the key, once per convolution of every stage executor.
+struct ConvSpecHash {
+  size_t operator()(const ConvSpec& s) const;
+};
+struct SameConvKey {
+  bool operator()(const ConvSpec& a, const ConvSpec& b) const;
+};
+
 // Byte alignment of a device pointer, capped at 16.
 int pointer_alignment(const void* p);
 

@@ -84,6 +84,20 @@ bool reads_contiguous_only(const ir::Node& n) {
   return false;
 }
 
+// True when `reader` is the only op that reads `value` (a stage's plan is placed per stage, hundreds of
+// thousands of times in a measured search: no consumer lists of the whole graph).
+bool read_only_by(const ir::Graph& g, ir::NodeId value, ir::NodeId reader) {
+  bool read = false;
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    for (const ir::Term& term : g.nodes[id].inputs)
+      for (const ir::Value& v : term)
+        if (v.node == value) {
+          if (ir::NodeId(id) != reader) return false;
+          read = true;
+        }
+  return read;
+}
+
 // The producers of a concatenation an op reads directly (no Identity node between: DenseNet's layers
 // read the block input and every earlier layer's output), each term one whole value of a distinct
 // producer; nullopt for any other input.
@@ -220,7 +234,6 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   std::vector<Alias> alias(n_nodes);
   std::vector<ir::Value> residual(n_nodes);  // per producer: the value it adds to its output (fused sum)
   const HappensBefore hb(plan);
-  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
   auto may_write_in_place = [&](const ir::Value& v) {
     const ir::NodeId p = v.node;
     return v.begin == 0 && v.end == g.node(p).output_shape.c && p != g.input() && p != g.output() &&
@@ -236,8 +249,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     for (int k = 0; k < 2; ++k) {
       const ir::NodeId x = term[size_t(k)].node, z = term[size_t(1 - k)].node;
       const int z_step = step_of[size_t(z)];
-      if (may_write_in_place(term[size_t(k)]) && ends_with_conv(g.node(x)) &&
-          consumers[size_t(x)] == std::vector<ir::NodeId>{concat} &&
+      if (may_write_in_place(term[size_t(k)]) && ends_with_conv(g.node(x)) && read_only_by(g, x, concat) &&
           (z_step < 0 || hb.before(z_step, step_of[size_t(x)])))
         return k;
     }
