@@ -97,6 +97,7 @@ class Context {
   std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> kernels_;
   KernelStats stats_;
   bool warmed_ = false;
+  bool tuned_once_ = false;  // a convolution was tuned (see conv_kernel)
   std::vector<Stream> streams_;
   std::vector<CudnnHandle> cudnn_;
   std::vector<CublasHandle> cublas_;

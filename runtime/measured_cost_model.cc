@@ -93,15 +93,16 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
   StageTimer timer(timing, context_, share);
   for (Pending& p : pending) {
-    if (p.kept) {
-      RETURN_IF_ERROR(timer.add(std::move(p.kept), p.prior));
-      continue;
+    std::unique_ptr<Executor> exec = std::move(p.kept);
+    if (!exec) {
+      const auto start = Clock::now();
+      ASSIGN_OR_RETURN(exec, Executor::create(g, *weights_, p.plan, options));
+      stats_.build_seconds += seconds_since(start);
+      stats_.build_parts += exec->build_times();
     }
-    const auto start = Clock::now();
-    ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, p.plan, options));
-    stats_.build_seconds += seconds_since(start);
-    stats_.build_parts += exec->build_times();
-    RETURN_IF_ERROR(timer.add(std::move(exec)));
+    const auto queued = Clock::now();
+    RETURN_IF_ERROR(timer.add(std::move(exec), p.prior));
+    stats_.queue_seconds += seconds_since(queued);
   }
   const auto waited = Clock::now();
   Timed out;

@@ -141,6 +141,7 @@ void StageTimingStats::merge(const StageTimingStats& o) {
   requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   build_parts += o.build_parts;
+  queue_seconds += o.queue_seconds;
   spreads.insert(spreads.end(), o.spreads.begin(), o.spreads.end());
 }
 
@@ -158,13 +159,13 @@ std::string StageTimingStats::summary() const {
       "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
       "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
       "%lld above tolerance, %lld queued again | GPU: %.1f s in timed rounds | host: %.1f s building (setup %.1f, "
-      "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s waiting",
+      "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
       static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
       static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
       stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
       static_cast<long long>(unsettled), static_cast<long long>(requeued), gpu_seconds, build_seconds,
       build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate,
-      wait_seconds);
+      queue_seconds, wait_seconds);
   return text;
 }
 

@@ -89,6 +89,7 @@ struct StageTimingStats {
   // replays: under l2-share a weighted figure, so an estimate; L2 flushes are not counted).
   double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;
   BuildTimes build_parts;       // of build_seconds
+  double queue_seconds = 0;     // host wall time queueing replays and events (rt::StageTimer::add)
   std::vector<double> spreads;  // per stage
 
   // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest. The

@@ -1,0 +1,10 @@
+set -uo pipefail
+export LD_LIBRARY_PATH=$PWD/build/bin/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib
+o=$OUT/kc_buildall; mkdir -p $o
+cp kernel_cache.json $o/kc.json
+s=experiments/results/h100/search_s18/host_build/nasnet.json
+for round in 1 2; do
+timeout 100 build/bin/ios run --model nasnet --schedule $s --iters 1000 --kernel-cache $o/kc.json 2>&1 | grep -E "^Latency" | sed "s|^|file round $round: |"
+IOS_BUILD_ALL=1 timeout 100 build/bin/ios run --model nasnet --schedule $s --iters 1000 --kernel-cache $o/kc.json 2>&1 | grep -E "^Latency" | sed "s|^|file, all plans built round $round: |"
+timeout 100 build/bin/ios run --model nasnet --schedule $s --iters 1000 --kernel-cache none 2>&1 | grep -E "^Latency" | sed "s|^|tuned round $round: |"
+done 2>&1 | tee $o/ab.log
