@@ -790,9 +790,9 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
   std::fprintf(
       report.text(),
       "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | engines tuned %d, from the kernel "
-      "cache file %d | concat inputs written in place %d, copied %d | sums fused into convolutions %d (%d in the "
-      "cuDNN graph)\n",
-      r.convs, r.fused, r.legacy, k.tuned, k.from_file, r.concat_inputs_in_place, r.concat_inputs_copied,
+      "cache file %d (%d tuned again, kept from the file) | concat inputs written in place %d, copied %d | sums fused "
+      "into convolutions %d (%d in the cuDNN graph)\n",
+      r.convs, r.fused, r.legacy, k.tuned, k.from_file, k.retuned, r.concat_inputs_in_place, r.concat_inputs_copied,
       r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines)
@@ -961,6 +961,7 @@ Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios:
                   {"legacy", k.legacy},
                   {"engines_tuned", ctx.kernel_stats().tuned},
                   {"engines_from_cache_file", ctx.kernel_stats().from_file},
+                  {"engines_from_cache_file_tuned_again", ctx.kernel_stats().retuned},
                   {"concat_inputs_in_place", k.concat_inputs_in_place},
                   {"concat_inputs_copied", k.concat_inputs_copied},
                   {"fused_sums", k.sums_in_conv + k.sums_in_epilogue},

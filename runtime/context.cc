@@ -152,6 +152,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   if (from_file && !tuned_once_) {
     ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> discarded,
                      build_conv_kernel(cudnn(0), spec, buffers, ws, std::nullopt, bo));
+    ++stats_.retuned;
   }
   tuned_once_ = tuned_once_ || c.backend != kElementwiseBackend;
   // A kernel rebuilt from the cache file has never run: run it once before any CUDA graph captures it.
