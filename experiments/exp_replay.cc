@@ -7,11 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "models/models.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/policies.h"
@@ -65,21 +65,13 @@ class DistinctStages : public sched::CostModel {
   std::set<std::string> seen_;
 };
 
-Expected<std::string> cache_key_of(const std::string& path) {
-  std::ifstream in(path);
-  RETURN_ERROR_IF(!in, ErrorCode::kNotFound, "cannot read stage cache file '" + path + "'");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  RETURN_ERROR_IF(j.is_discarded() || !j.contains("key") || !j["key"].is_string(), ErrorCode::kInvalidArgument,
-                  "'" + path + "' is not a stage cache file (no \"key\")");
-  return j["key"].get<std::string>();
-}
-
-Status replay(const ir::Graph& g, const std::string& cache_file, bool measured_floors, bool misses_high,
-              const sched::OptimizeOptions& base) {
-  ASSIGN_OR_RETURN(std::string key, cache_key_of(cache_file));
+Status replay(const ir::Graph& g, const nlohmann::json& stages, const std::string& cache_file, bool measured_floors,
+              bool misses_high, const sched::OptimizeOptions& base) {
+  RETURN_ERROR_IF(!stages.is_object() || !stages.contains("key") || !stages["key"].is_string(),
+                  ErrorCode::kInvalidArgument, "'" + cache_file + "' is not a stage cache file (no \"key\")");
   MissModel miss(misses_high);
-  sched::StageCache cache(miss, key);
-  RETURN_IF_ERROR(cache.load(cache_file));
+  sched::StageCache cache(miss, stages["key"].get<std::string>());  // the file's own key: its entries apply
+  RETURN_IF_ERROR(cache.load_json(stages, cache_file));
   RETURN_ERROR_IF(cache.size() == 0, ErrorCode::kInvalidArgument, "'" + cache_file + "' holds no stage");
   DistinctStages counted(cache);
   sched::OptimizeOptions options = base;
@@ -125,13 +117,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", g.status().to_string().c_str());
     return 1;
   }
+  Expected<nlohmann::json> stages = read_json_file(cache_file);
+  if (!stages) {
+    std::fprintf(stderr, "error: %s\n", stages.status().to_string().c_str());
+    return 1;
+  }
   std::stringstream list(floors);
   for (std::string kind; std::getline(list, kind, ',');) {
     if (kind != "alone" && kind != "measured") {
       std::fprintf(stderr, "error: --floors: '%s' is neither alone nor measured\n", kind.c_str());
       return 1;
     }
-    if (Status s = replay(*g, cache_file, kind == "measured", misses == "high", options); !s) {
+    if (Status s = replay(*g, *stages, cache_file, kind == "measured", misses == "high", options); !s) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
       return 1;
     }

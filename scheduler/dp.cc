@@ -374,8 +374,11 @@ class PartDp {
       if (options_.bound_pruning && c.lower >= bound) break;
       const std::pair<Mask, bool> key{c.ending, c.merge};
       if (costed(c.ending, c.merge) || std::find(todo.begin(), todo.end(), key) != todo.end()) continue;
-      ASSIGN_OR_RETURN(double lower, lower_now(c));
-      if (j == from || lower < bound) todo.push_back(key);
+      if (j > from) {  // the caller checked candidates[from]'s floor just now
+        ASSIGN_OR_RETURN(double lower, lower_now(c));
+        if (lower >= bound) continue;
+      }
+      todo.push_back(key);
     }
     return cost_stages(todo, false);
   }
