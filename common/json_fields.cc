@@ -16,7 +16,8 @@ Expected<int64_t> json_integer(const nlohmann::json& v, const std::string& what,
   // Unsigned values past int64's range compare as unsigned; everything else fits int64.
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
-    RETURN_ERROR_IF(hi < 0 || u > static_cast<uint64_t>(hi), code, rule + ", got " + std::to_string(u));
+    const bool below = lo > 0 && u < static_cast<uint64_t>(lo);
+    RETURN_ERROR_IF(below || hi < 0 || u > static_cast<uint64_t>(hi), code, rule + ", got " + std::to_string(u));
     return static_cast<int64_t>(u);
   }
   const int64_t x = v.get<int64_t>();

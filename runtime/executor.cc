@@ -444,9 +444,9 @@ struct Executor::Impl {
     CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
     Status issued = dataflow_graph_mode() ? issue_dataflow() : issue_plan();
     const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
+    graph = CudaGraph(cg);  // owned before any early return
     RETURN_IF_ERROR(issued);
     CHECK_CUDA(end);
-    graph = CudaGraph(cg);
     build_times.capture = lap.next();
     cudaGraphExec_t exec = nullptr;
     CHECK_CUDA(cudaGraphInstantiate(&exec, cg, 0));

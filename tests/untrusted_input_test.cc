@@ -227,6 +227,9 @@ json meta_schedule(const ir::Graph& g, const char* field, json value) {
 TEST_F(UntrustedInput, ScheduleMetadataIsCheckedByRange) {
   const ir::Graph g = testing::diamond();
   expect_error(sched::schedule_from_json(g, meta_schedule(g, "batch", -5)), "'batch' must be an integer in [1, 65536]");
+  // A parsed non-negative integer is unsigned in nlohmann::json: its lower bound is checked too.
+  expect_error(sched::schedule_from_json(g, meta_schedule(g, "batch", json::parse("0"))),
+               "'batch' must be an integer in [1, 65536], got 0");
   expect_error(sched::schedule_from_json(g, meta_schedule(g, "precision", "fp8")), "one of fp32, tf32, fp16, bf16");
   expect_error(sched::schedule_from_json(g, meta_schedule(g, "policy", "bogus")), "unknown policy 'bogus'");
   expect_error(sched::schedule_from_json(g, meta_schedule(g, "latency_ms", -1e308)), "'latency_ms' must be a finite");
