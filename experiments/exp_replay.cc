@@ -2,8 +2,11 @@
 // --stage-cache F`), to compare DP variants on real measured figures without a GPU: how many distinct
 // stages each variant would have timed, and the optimum it finds. A stage the original search never
 // timed is a miss: priced by the analytic model, or (--misses high) so high that no schedule picks it,
-// which makes the optimum an upper bound on what the variant would have found.
+// which makes the optimum an upper bound on what the variant would have found. With --schedule it prints
+// instead each stage's figure in the file, in the schedule's order (the stage numbers of `ios run --trace`),
+// to set a stage sum beside a timeline of the network.
 //   exp_replay --model nasnet --stage-cache nasnet_stages.json --floors alone,measured
+//   exp_replay --model densenet121 --stage-cache densenet121_stages.json --schedule densenet121.json
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -89,6 +92,29 @@ Status replay(const ir::Graph& g, const nlohmann::json& stages, const std::strin
   return Status::ok();
 }
 
+Status print_stage_figures(const ir::Graph& g, const nlohmann::json& stages, const std::string& cache_file,
+                           const std::string& schedule_file) {
+  MissModel miss(false);
+  sched::StageCache cache(miss, stages.value("key", ""));
+  RETURN_IF_ERROR(cache.load_json(stages, cache_file));
+  ASSIGN_OR_RETURN(sched::Schedule s, sched::load_schedule_for(g, schedule_file));
+  int index = 0;
+  double sum = 0;
+  for (const sched::BlockSchedule& block : s.blocks)
+    for (const sched::Stage& stage : block.stages) {
+      const int64_t misses = miss.misses();
+      ASSIGN_OR_RETURN(double ms, cache.stage_latency_ms(g, stage, s.meta.batch));
+      RETURN_ERROR_IF(miss.misses() != misses, ErrorCode::kNotFound,
+                      "stage " + std::to_string(index) + " of '" + schedule_file + "' is not in '" + cache_file + "'");
+      std::printf("stage %d | %s | %zu groups, %zu ops | %.4f ms\n", index++,
+                  stage.kind == sched::StageKind::kMerge ? "merge" : "concurrent", stage.groups.size(),
+                  stage.ops().size(), ms);
+      sum += ms;
+    }
+  std::printf("%s | %d stages | sum %.4f ms\n", g.name.c_str(), index, sum);
+  return Status::ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,6 +134,8 @@ int main(int argc, char** argv) {
   app.add_option("--misses", misses, "stages not in the file: analytic (priced by the analytic model) | high")
       ->capture_default_str()
       ->check(CLI::IsMember({"analytic", "high"}));
+  std::string schedule_file;
+  app.add_option("--schedule", schedule_file, "print each stage's figure for this schedule instead of replaying");
   app.add_option("--max-part-size", options.max_part_size, "DP part size")->capture_default_str();
   app.add_option("--stage-batch", options.stage_batch, "DP: stages asked at once")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -121,6 +149,13 @@ int main(int argc, char** argv) {
   if (!stages) {
     std::fprintf(stderr, "error: %s\n", stages.status().to_string().c_str());
     return 1;
+  }
+  if (!schedule_file.empty()) {
+    if (Status s = print_stage_figures(*g, *stages, cache_file, schedule_file); !s) {
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      return 1;
+    }
+    return 0;
   }
   std::stringstream list(floors);
   for (std::string kind; std::getline(list, kind, ',');) {

@@ -150,6 +150,54 @@ TEST(MemoryPlan, DenseLayersReadTheirConcatenationsAsPrefixesOfOneSharedBuffer) 
     }
 }
 
+TEST(MemoryPlan, ATimedStageReadsItsOutsideConcatenationInPlaceAsTheNetworkDoes) {
+  const ir::Graph g = testing::dense_block(4);
+  const ir::NodeId last_layer = 5;  // reads the stem and layers 1-3, all produced before the stage
+  const ExecutionPlan p = compile_stages({Stage{StageKind::kConcurrent, {{last_layer}}}});
+  auto m = plan_memory(g, p, MemoryOptions{});
+  ASSERT_TRUE(m) << m.status().to_string();
+  EXPECT_EQ(m->shared_concat_buffers, 1);
+  EXPECT_TRUE(reads_in_place(g, last_layer, m->placement, ExecConfig{}));
+  const int shared = m->placement[size_t(g.node(last_layer).inputs[0][0].node)].buffer;
+  int begin = 0;
+  for (const ir::Term& term : g.node(last_layer).inputs) {
+    EXPECT_EQ(m->placement[size_t(term[0].node)].buffer, shared);
+    EXPECT_EQ(m->placement[size_t(term[0].node)].begin, begin);
+    begin += term[0].channels();
+  }
+  EXPECT_TRUE(m->buffer_pinned[size_t(shared)]) << "the stage's inputs must not share memory with its outputs";
+  expect_no_overlap_in_time(g, p, *m);
+}
+
+// The measured cost model times each stage alone: it must not gather a concatenation the whole network
+// reads in place (or the other way round), or its figures time copies the network never makes.
+TEST(MemoryPlan, AStageAloneGathersExactlyTheConcatenationsTheWholeNetworkGathers) {
+  for (const char* name : {"densenet121", "inception_v3", "googlenet", "squeezenet"}) {
+    const ir::Graph g = *models::build_model(name);
+    AnalyticCostModel model;
+    OptimizeOptions o;
+    o.policy = Policy::kGreedy;
+    auto r = optimize(g, o, model);
+    ASSERT_TRUE(r) << r.status().to_string();
+    auto network = compile_plan(g, r->schedule);
+    ASSERT_TRUE(network);
+    auto whole = plan_memory(g, *network, MemoryOptions{});
+    ASSERT_TRUE(whole);
+    for (const BlockSchedule& block : r->schedule.blocks)
+      for (const Stage& stage : block.stages) {
+        const ExecutionPlan alone = compile_stages({stage});
+        auto m = plan_memory(g, alone, MemoryOptions{});
+        ASSERT_TRUE(m) << m.status().to_string();
+        expect_no_overlap_in_time(g, alone, *m);
+        for (ir::NodeId op : stage.ops())
+          if (!g.node(op).is<ir::IdentityAttrs>())
+            EXPECT_EQ(reads_in_place(g, op, m->placement, ExecConfig{}),
+                      reads_in_place(g, op, whole->placement, ExecConfig{}))
+                << name << ": " << g.node(op).name;
+      }
+  }
+}
+
 TEST(MemoryPlan, AConcatenationReadOutOfPrefixOrderIsGathered) {
   ir::GraphBuilder gb("reordered", {8, 6, 6});
   gb.begin_block();
