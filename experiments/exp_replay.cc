@@ -68,14 +68,25 @@ class DistinctStages : public sched::CostModel {
   std::set<std::string> seen_;
 };
 
-Status replay(const ir::Graph& g, const nlohmann::json& stages, const std::string& cache_file, bool measured_floors,
-              bool misses_high, const sched::OptimizeOptions& base) {
+// The key a stage cache file was saved under: a cache made with it takes the file's entries.
+Expected<std::string> stage_cache_key(const nlohmann::json& stages, const std::string& cache_file) {
   RETURN_ERROR_IF(!stages.is_object() || !stages.contains("key") || !stages["key"].is_string(),
                   ErrorCode::kInvalidArgument, "'" + cache_file + "' is not a stage cache file (no \"key\")");
-  MissModel miss(misses_high);
-  sched::StageCache cache(miss, stages["key"].get<std::string>());  // the file's own key: its entries apply
+  return stages["key"].get<std::string>();
+}
+
+Status load_stages(sched::StageCache& cache, const nlohmann::json& stages, const std::string& cache_file) {
   RETURN_IF_ERROR(cache.load_json(stages, cache_file));
   RETURN_ERROR_IF(cache.size() == 0, ErrorCode::kInvalidArgument, "'" + cache_file + "' holds no stage");
+  return Status::ok();
+}
+
+Status replay(const ir::Graph& g, const nlohmann::json& stages, const std::string& cache_file, bool measured_floors,
+              bool misses_high, const sched::OptimizeOptions& base) {
+  ASSIGN_OR_RETURN(std::string key, stage_cache_key(stages, cache_file));
+  MissModel miss(misses_high);
+  sched::StageCache cache(miss, key);
+  RETURN_IF_ERROR(load_stages(cache, stages, cache_file));
   DistinctStages counted(cache);
   sched::OptimizeOptions options = base;
   options.measured_floors = measured_floors;
@@ -94,10 +105,13 @@ Status replay(const ir::Graph& g, const nlohmann::json& stages, const std::strin
 
 Status print_stage_figures(const ir::Graph& g, const nlohmann::json& stages, const std::string& cache_file,
                            const std::string& schedule_file) {
+  ASSIGN_OR_RETURN(std::string key, stage_cache_key(stages, cache_file));
   MissModel miss(false);
-  sched::StageCache cache(miss, stages.value("key", ""));
-  RETURN_IF_ERROR(cache.load_json(stages, cache_file));
+  sched::StageCache cache(miss, key);
+  RETURN_IF_ERROR(load_stages(cache, stages, cache_file));
   ASSIGN_OR_RETURN(sched::Schedule s, sched::load_schedule_for(g, schedule_file));
+  RETURN_ERROR_IF(s.is_stream_level(), ErrorCode::kInvalidArgument,
+                  "'" + schedule_file + "' is a stream-level schedule: it has no stages to print");
   int index = 0;
   double sum = 0;
   for (const sched::BlockSchedule& block : s.blocks)

@@ -45,7 +45,10 @@ def main():
     p.add_argument("figures")
     p.add_argument("trace")
     a = p.parse_args()
-    fig, win = figures_us(a.figures), windows_us(a.trace)
+    try:
+        fig, win = figures_us(a.figures), windows_us(a.trace)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"error: {e}")
     missing = sorted(set(fig) ^ set(win))
     if missing:
         raise SystemExit(f"error: stages {missing} are in only one of the two files")
