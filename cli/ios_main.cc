@@ -499,18 +499,36 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
 }
 
 #ifdef IOS_WITH_RUNTIME
+// The corrections every figure got (MeasuredCostModel): the stage boundary taken off, and the cold share
+// with the sums it was calibrated on.
+std::string calibration_text(const ios::rt::MeasuredCostModel& m, int batch) {
+  std::string out;
+  char text[320];
+  if (std::optional<double> boundary = m.stage_boundary()) {
+    std::snprintf(text, sizeof text, "; figures less the stage boundary, %.2f us", *boundary * 1e3);
+    out += text;
+  }
+  std::optional<ios::rt::MeasuredCostModel::ShareCalibration> c = m.cold_share(batch);
+  if (c && m.rule().l2 == ios::sched::L2Timing::kColdShare) {
+    std::snprintf(text, sizeof text,
+                  "; cold share %.0f %%: the ops alone add up to %.3f ms warm and %.3f ms cold, the sequential "
+                  "schedule runs %.3f ms end to end",
+                  c->share * 100, c->ops_warm_ms, c->ops_cold_ms, c->network_ms);
+    out += text;
+  }
+  return out;
+}
+
 // How the stages were timed (measured cost model, summed over every device): counts, rounds, spread,
 // host time.
 void report_stage_timing(const ios::sched::CostModel& model, const std::vector<const ios::sched::CostModel*>& more,
-                         Report& report) {
+                         int batch, Report& report) {
   const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(&model);
   if (!measured) return;
   ios::sched::StageTimingStats t = measured->stats();
   for (const ios::sched::CostModel* m : more)
     if (const auto* other = dynamic_cast<const ios::rt::MeasuredCostModel*>(m)) t.merge(other->stats());
-  std::string rule = measured->rule().describe();
-  if (auto share = measured->cold_share(); share && measured->rule().l2 == ios::sched::L2Timing::kColdShare)
-    rule += " (" + std::to_string(int(*share * 100 + 0.5)) + " % here)";
+  std::string rule = measured->rule().describe() + calibration_text(*measured, batch);
   std::fprintf(report.text(), "Stage timing (%s): %s\n", rule.c_str(), t.summary().c_str());
   report.json["stage_timing"] = {{"rule", measured->rule().describe()},
                                  {"stages", t.stages},
@@ -523,7 +541,8 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
                                  {"passes", t.passes},
                                  {"gpu_seconds", t.gpu_seconds},
                                  {"build_seconds", t.build_seconds},
-                                 {"wait_seconds", t.wait_seconds}};
+                                 {"wait_seconds", t.wait_seconds},
+                                 {"calibration", measured->calibration()}};
 }
 
 // Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).
@@ -655,7 +674,7 @@ struct ExtraWorkers {
     params.config = session.config;
     params.rule = a.stage_timing;
     contexts.push_back(ctx);
-    models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model.weights(), params, std::move(ctx)));
+    models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model, params, std::move(ctx)));
     views.push_back(cache.worker(*models.back()));
     a.options.extra_models.push_back(views.back().get());
   }
@@ -685,7 +704,8 @@ int cmd_optimize(OptimizeArgs& a) {
   std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
-    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.stage_timing.cache_tag();
+    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.stage_timing.cache_tag() +
+                 "|" + ios::rt::MeasuredCostModel::kFigureFormat;
 #endif
   if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
   ios::sched::StageCache cache(**model, cache_key);
@@ -723,7 +743,7 @@ int cmd_optimize(OptimizeArgs& a) {
 #ifdef IOS_WITH_RUNTIME
   std::vector<const ios::sched::CostModel*> more_models;
   for (const auto& m : extra.models) more_models.push_back(m.get());
-  report_stage_timing(**model, more_models, a.report);
+  report_stage_timing(**model, more_models, a.options.batch, a.report);
   if (measured && a.measure_schedule && !sched.is_stream_level())
     if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a.report); !s) return fail(s);
 #endif

@@ -2,7 +2,9 @@
 
 #include <cudnn_frontend_version.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "runtime/kernels.h"
 
@@ -22,6 +24,70 @@ std::string kernel_environment() {
 Expected<std::shared_ptr<TimingLane>> TimingLane::create() {
   ASSIGN_OR_RETURN(Stream s, make_stream());
   return std::shared_ptr<TimingLane>(new TimingLane(std::move(s)));
+}
+
+namespace {
+
+// A CUDA graph of `kernels` dependent one-thread kernels that return at once.
+Expected<CudaGraphExec> empty_kernel_chain(int kernels, const long long* zero_cycles, cudaStream_t s) {
+  cudaGraph_t raw = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kernels; ++i) launch_delay(zero_cycles, s);
+  const cudaError_t launched = cudaGetLastError();
+  const cudaError_t end = cudaStreamEndCapture(s, &raw);
+  CudaGraph graph(raw);  // owned before any early return
+  CHECK_CUDA(launched);
+  CHECK_CUDA(end);
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  return CudaGraphExec(exec);
+}
+
+// Per-replay GPU time of each graph, replayed back to back as a stage is timed (kReplays between two
+// events), in kRounds interleaved rounds: the median round of each.
+Expected<std::vector<double>> replay_ms(const std::vector<CudaGraphExec>& graphs, cudaStream_t s) {
+  constexpr int kReplays = 200, kRounds = 7;
+  ASSIGN_OR_RETURN(Event begin, make_event(true));
+  ASSIGN_OR_RETURN(Event end, make_event(true));
+  std::vector<std::vector<double>> rounds(graphs.size());
+  launch_spin(0.2, s);  // the host queues a round ahead of the GPU, so no round contains host gaps
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      CHECK_CUDA(cudaEventRecord(begin, s));
+      for (int r = 0; r < kReplays; ++r) CHECK_CUDA(cudaGraphLaunch(graphs[i], s));
+      CHECK_CUDA(cudaEventRecord(end, s));
+      CHECK_CUDA(cudaEventSynchronize(end));
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, begin, end));
+      rounds[i].push_back(double(ms) / kReplays);
+      launch_spin(0.2, s);
+    }
+  CHECK_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> medians;
+  for (std::vector<double>& r : rounds) {
+    std::nth_element(r.begin(), r.begin() + kRounds / 2, r.end());
+    medians.push_back(r[kRounds / 2]);
+  }
+  return medians;
+}
+
+}  // namespace
+
+Expected<double> TimingLane::stage_boundary_ms() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stage_boundary_ms_ >= 0) return stage_boundary_ms_;
+  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  ASSIGN_OR_RETURN(DeviceMemory zero, device_alloc(sizeof(long long)));
+  CHECK_CUDA(cudaMemsetAsync(zero.get(), 0, sizeof(long long), stream_));
+  const auto* cycles = static_cast<const long long*>(zero.get());
+  std::vector<CudaGraphExec> chains;
+  for (int kernels : {1, 2}) {
+    ASSIGN_OR_RETURN(CudaGraphExec chain, empty_kernel_chain(kernels, cycles, stream_));
+    chains.push_back(std::move(chain));
+  }
+  ASSIGN_OR_RETURN(std::vector<double> ms, replay_ms(chains, stream_));
+  stage_boundary_ms_ = std::max(0.0, 2 * ms[0] - ms[1]);
+  return stage_boundary_ms_;
 }
 
 Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options) {

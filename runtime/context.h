@@ -37,11 +37,17 @@ class TimingLane {
   cudaStream_t stream() const { return stream_; }
   // Held while one stage's warm-up and rounds are queued, so that a round spans only its own replays.
   std::mutex& queue_mutex() { return mutex_; }
+  // What a stage replayed as a CUDA graph of its own costs the GPU beyond what the same stage costs inside
+  // the network's graph, in ms: a graph launch's gap against one more dependent kernel inside a graph.
+  // Replays of one-kernel and two-kernel graphs give t1 = gap + k and t2 = gap + 2k + edge, so this is
+  // 2 t1 - t2 (at least 0). Measured once per GPU, with nothing else on the lane.
+  Expected<double> stage_boundary_ms();
 
  private:
   explicit TimingLane(Stream s) : stream_(std::move(s)) {}
   Stream stream_;
   std::mutex mutex_;
+  double stage_boundary_ms_ = -1;  // not measured yet
 };
 
 struct KernelStats {

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
+#include "common/limits.h"
 #include "runtime/stage_timer.h"
 #include "scheduler/plan.h"
+#include "scheduler/policies.h"
 
 namespace ios::rt {
 
@@ -19,13 +22,117 @@ MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights,
       context_(std::move(context)),
       store_(std::make_shared<DeviceStore>()) {}
 
-Expected<double> MeasuredCostModel::find_cold_share() {
-  if (cold_share_ < 0) {
-    ASSIGN_OR_RETURN(size_t l2, context_->l2_bytes());
-    const double weight_bytes = double(weights_->parameter_count()) * double(params_.config.element_bytes());
-    cold_share_ = weight_bytes > double(l2) ? 1.0 - double(l2) / weight_bytes : 0.0;
+MeasuredCostModel::MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context)
+    : MeasuredCostModel(first.weights_, params, std::move(context)) {
+  calibration_ = first.calibration_;
+}
+
+Expected<double> MeasuredCostModel::stage_boundary_ms() {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  if (calibration_->boundary_ms < 0) {
+    ASSIGN_OR_RETURN(double measured, context_->timing_lane()->stage_boundary_ms());
+    calibration_->boundary_ms = measured;
   }
-  return cold_share_;
+  return calibration_->boundary_ms;
+}
+
+Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch, double boundary_ms) {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);  // another worker waits: one calibration per search
+  if (auto it = calibration_->shares.find(batch); it != calibration_->shares.end()) return it->second.share;
+  ASSIGN_OR_RETURN(ShareCalibration c, calibrate_cold_share(g, batch, boundary_ms));
+  calibration_->shares[batch] = c;
+  return c.share;
+}
+
+Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::calibrate_cold_share(const ir::Graph& g, int batch,
+                                                                                      double boundary_ms) {
+  const sched::Schedule sequential = sched::sequential_schedule(g);
+  std::vector<Pending> ops;
+  for (const sched::Stage& stage : sched::all_stages(sequential))
+    ops.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
+  ASSIGN_OR_RETURN(sched::ExecutionPlan whole, sched::compile_plan(g, sequential));
+  ops.push_back(Pending{std::move(whole), nullptr, {}});
+  sched::StageTimingRule rule = params_.rule;
+  rule.l2 = sched::L2Timing::kWarm;
+  ASSIGN_OR_RETURN(Timed warm, run_timer(g, std::move(ops), batch, rule, 0, boundary_ms));
+  ShareCalibration c;
+  c.network_ms = warm.medians.back();
+  warm.executors.pop_back();
+  std::vector<Pending> again;
+  for (size_t i = 0; i < warm.executors.size(); ++i) {
+    c.ops_warm_ms += warm.medians[i];
+    again.push_back(Pending{{}, std::move(warm.executors[i]), {}});
+  }
+  rule.l2 = sched::L2Timing::kColdWeights;
+  ASSIGN_OR_RETURN(Timed cold, run_timer(g, std::move(again), batch, rule, 0, boundary_ms));
+  for (double ms : cold.medians) c.ops_cold_ms += ms;
+  const double gap = c.ops_cold_ms - c.ops_warm_ms;
+  if (gap > kMinColdGap * c.ops_warm_ms) c.share = std::clamp((c.network_ms - c.ops_warm_ms) / gap, 0.0, 1.0);
+  return c;
+}
+
+std::optional<MeasuredCostModel::ShareCalibration> MeasuredCostModel::cold_share(int batch) const {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  auto it = calibration_->shares.find(batch);
+  if (it == calibration_->shares.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> MeasuredCostModel::stage_boundary() const {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  if (calibration_->boundary_ms < 0) return std::nullopt;
+  return calibration_->boundary_ms;
+}
+
+namespace {
+
+constexpr const char* kBoundaryName = "stage_boundary_ms";
+// The names of one batch's share calibration and where each value lives.
+std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*>> share_fields(int batch) {
+  const std::string b = "b" + std::to_string(batch) + "|";
+  return {{b + "share", &MeasuredCostModel::ShareCalibration::share},
+          {b + "ops_warm_ms", &MeasuredCostModel::ShareCalibration::ops_warm_ms},
+          {b + "ops_cold_ms", &MeasuredCostModel::ShareCalibration::ops_cold_ms},
+          {b + "network_ms", &MeasuredCostModel::ShareCalibration::network_ms}};
+}
+
+}  // namespace
+
+std::map<std::string, double> MeasuredCostModel::calibration() const {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  std::map<std::string, double> out;
+  if (calibration_->boundary_ms >= 0) out[kBoundaryName] = calibration_->boundary_ms;
+  for (const auto& [batch, c] : calibration_->shares)
+    for (const auto& [name, field] : share_fields(batch)) out[name] = c.*field;
+  return out;
+}
+
+Status MeasuredCostModel::adopt_calibration(const std::map<std::string, double>& values) {
+  double boundary = -1;
+  std::map<int, ShareCalibration> shares;
+  for (const auto& [name, value] : values) {
+    RETURN_ERROR_IF(!(value >= 0 && value <= limits::kMaxLatencyMs), ErrorCode::kInvalidArgument,
+                    "calibration value '" + name + "' out of range: " + std::to_string(value));
+    if (name == kBoundaryName) {
+      RETURN_ERROR_IF(value > kMaxStageBoundaryMs, ErrorCode::kInvalidArgument,
+                      "calibration value '" + name + "' above " + std::to_string(kMaxStageBoundaryMs) + " ms");
+      boundary = value;
+      continue;
+    }
+    int batch = 0, used = 0;
+    RETURN_ERROR_IF(std::sscanf(name.c_str(), "b%d|%n", &batch, &used) != 1 || used == 0 || batch < 1,
+                    ErrorCode::kInvalidArgument, "unknown calibration value '" + name + "'");
+    bool known = false;
+    for (const auto& [field_name, field] : share_fields(batch))
+      if (field_name == name) shares[batch].*field = value, known = true;
+    RETURN_ERROR_IF(!known, ErrorCode::kInvalidArgument, "unknown calibration value '" + name + "'");
+    RETURN_ERROR_IF(shares[batch].share > 1, ErrorCode::kInvalidArgument,
+                    "calibration value '" + name + "' (a share) above 1");
+  }
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  if (boundary >= 0) calibration_->boundary_ms = boundary;
+  for (const auto& [batch, c] : shares) calibration_->shares[batch] = c;
+  return Status::ok();
 }
 
 Expected<double> MeasuredCostModel::stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) {
@@ -84,14 +191,30 @@ ExecutorOptions MeasuredCostModel::executor_options(int batch) const {
 
 Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::Graph& g, std::vector<Pending> pending,
                                                                      int batch, const sched::StageTimingRule& rule) {
+  CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
+  ASSIGN_OR_RETURN(double boundary_ms, stage_boundary_ms());
+  double share = 0;
+  if (rule.l2 == sched::L2Timing::kColdShare) {
+    ASSIGN_OR_RETURN(share, cold_share_for(g, batch, boundary_ms));
+  }
+  std::vector<int> prior;
+  for (const Pending& p : pending) prior.push_back(int(p.prior.size()));
+  ASSIGN_OR_RETURN(Timed out, run_timer(g, std::move(pending), batch, rule, share, boundary_ms));
+  ++stats_.passes;
+  for (size_t i = 0; i < out.rounds.size(); ++i) stats_.add(out.rounds[i], rule, prior[i]);
+  return out;
+}
+
+Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph& g, std::vector<Pending> pending,
+                                                                int batch, const sched::StageTimingRule& rule,
+                                                                double share, double boundary_ms) {
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
+  CHECK_CUDA(cudaSetDevice(context_->device()));
   const ExecutorOptions options = executor_options(batch);
-  ASSIGN_OR_RETURN(double share, find_cold_share());
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
-  StageTimer timer(timing, context_, share);
+  StageTimer timer(timing, context_, share, boundary_ms);
   for (Pending& p : pending) {
     std::unique_ptr<Executor> exec = std::move(p.kept);
     if (!exec) {
@@ -109,11 +232,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
   ASSIGN_OR_RETURN(out.rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);
   stats_.requeued += timer.requeued();
-  ++stats_.passes;
-  for (size_t i = 0; i < out.rounds.size(); ++i) {
-    stats_.add(out.rounds[i], rule, int(pending[i].prior.size()));
-    out.medians.push_back(sched::median_of(out.rounds[i]));
-  }
+  for (const std::vector<double>& rounds : out.rounds) out.medians.push_back(sched::median_of(rounds));
   out.executors = timer.take_finished();
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "ir/weights.h"
@@ -29,9 +30,12 @@ class MeasuredCostModel : public sched::CostModel {
   // `context` (shared with the executors that will run the schedule) must match config's dtype/math;
   // its device is the one measured on.
   MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context);
-  // The same with weights another model already made (one set for every device of a search).
-  MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params, std::shared_ptr<Context> context);
+  // Another worker of `first`'s search (on any GPU): its weights and its calibration, so that every
+  // worker's figures are corrected alike.
+  MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context);
   std::string name() const override { return "measured"; }
+  // What a stage cache file's key says of these figures (files of earlier figures are then not reused).
+  static constexpr const char* kFigureFormat = "figures less the stage boundary, cold share calibrated";
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                    int batch) override;
@@ -54,18 +58,48 @@ class MeasuredCostModel : public sched::CostModel {
   const sched::StageTimingStats& stats() const { return stats_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }
   const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
-  // The share of the network's weights (at the configured precision) that the device's L2 cannot hold:
-  // 1 - L2 / weight bytes, at least 0. Under sched::L2Timing::kColdShare a round's cold replay counts
-  // this much; where it is 0 (the weights fit) stages are timed warm. Known once a stage was timed.
-  std::optional<double> cold_share() const { return cold_share_ < 0 ? std::nullopt : std::optional(cold_share_); }
+  // Every figure is corrected twice, by values measured once per search (shared by its workers and kept
+  // in a stage cache file with the figures, see calibration()):
+  // - less the stage boundary (TimingLane::stage_boundary_ms): a stage replayed as a graph of its own
+  //   pays a graph launch that inside the network is one more dependency;
+  // - under sched::L2Timing::kColdShare, a round's cold replay weighs the cold share: the share that
+  //   makes the network's ops, each timed alone warm and cold, add up to the network run end to end
+  //   (the sequential schedule as one graph, replayed back to back). Where the L2 keeps the weights
+  //   between inferences it is 0 (stages are then timed warm); where the network's traffic evicts
+  //   them, up to 1. A rule of bytes (weights against the L2's size) missed by 13 % on DenseNet-121,
+  //   whose weights fit, and over-predicted GoogLeNet, whose weights fit too.
+  struct ShareCalibration {
+    double share = 0;
+    double ops_warm_ms = 0, ops_cold_ms = 0;  // the sequential schedule's stages, summed
+    double network_ms = 0;                    // that schedule end to end, per inference, less the boundary
+  };
+  // Ops' cold replays this close to their warm ones (a fraction of the warm sum) leave the share to
+  // timing noise: the share is then 0.
+  static constexpr double kMinColdGap = 0.02;
+  // Known once a stage of that batch was timed (or adopted from a stage cache file).
+  std::optional<ShareCalibration> cold_share(int batch) const;
+  std::optional<double> stage_boundary() const;
+  // By name: "stage_boundary_ms", and per batch B "bB|share", "bB|ops_warm_ms", "bB|ops_cold_ms",
+  // "bB|network_ms". Adopting checks ranges and replaces what this search measured.
+  std::map<std::string, double> calibration() const override;
+  Status adopt_calibration(const std::map<std::string, double>& values) override;
 
  private:
+  MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params, std::shared_ptr<Context> context);
+  static constexpr double kMaxStageBoundaryMs = 0.05;  // a file claiming more is not ours
+  struct Calibration {  // shared by a search's workers; the first to need a value measures it
+    mutable std::mutex mutex;
+    double boundary_ms = -1;  // not measured yet
+    std::map<int, ShareCalibration> shares;
+  };
   std::shared_ptr<const ir::Weights> weights_;
   Params params_;
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   std::shared_ptr<DeviceStore> store_;
-  double cold_share_ = -1;  // not known yet
-  Expected<double> find_cold_share();
+  std::shared_ptr<Calibration> calibration_ = std::make_shared<Calibration>();
+  Expected<double> stage_boundary_ms();
+  Expected<double> cold_share_for(const ir::Graph& g, int batch, double boundary_ms);
+  Expected<ShareCalibration> calibrate_cold_share(const ir::Graph& g, int batch, double boundary_ms);
   // Executors on this model's context and store, built for timing only (their arena is not zeroed).
   ExecutorOptions executor_options(int batch) const;
   struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds
@@ -78,9 +112,12 @@ class MeasuredCostModel : public sched::CostModel {
     std::vector<double> medians;
     std::vector<std::unique_ptr<Executor>> executors;
   };
-  // One pass of the StageTimer over `pending`, in order.
+  // One pass of the StageTimer over `pending`, in order, counted in stats().
   Expected<Timed> time_executors(const ir::Graph& g, std::vector<Pending> pending, int batch,
                                  const sched::StageTimingRule& rule);
+  // The same pass with the corrections given, its stages not counted (its host time is).
+  Expected<Timed> run_timer(const ir::Graph& g, std::vector<Pending> pending, int batch,
+                            const sched::StageTimingRule& rule, double share, double boundary_ms);
   Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
                                             const sched::StageTimingRule& rule, bool screening);
   struct Screened {  // a screened stage's executor and round

@@ -4,9 +4,11 @@
 
 namespace ios::rt {
 
-StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share)
+StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share,
+                       double boundary_ms)
     : rule_(rule),
       cold_share_(cold_share),
+      boundary_ms_(boundary_ms),
       context_(std::move(context)),
       lane_(context_->timing_lane()),
       stream_(lane_->stream()) {}
@@ -111,7 +113,7 @@ Expected<std::vector<double>> StageTimer::read(const Timed& t) const {
       CHECK_CUDA(cudaEventElapsedTime(&ms, s.begin, s.end));
       figure += s.weight * double(ms);
     }
-    rounds.push_back(figure);
+    rounds.push_back(std::max(figure - boundary_ms_, figure / 2));
   }
   return rounds;
 }

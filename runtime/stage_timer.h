@@ -18,8 +18,11 @@ namespace ios::rt {
 class StageTimer {
  public:
   // Replays go to `context`'s timing lane (shared with its siblings); `context` is the executors'.
-  // `cold_share`: the weight of a round's cold replay under sched::L2Timing::kColdShare.
-  StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share = 0);
+  // `cold_share`: the weight of a round's cold replay under sched::L2Timing::kColdShare. `boundary_ms`:
+  // taken off every round's per-replay figure (TimingLane::stage_boundary_ms); a figure keeps at least
+  // half its raw value.
+  StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share = 0,
+             double boundary_ms = 0);
   ~StageTimer();  // waits for what it queued: the executors it holds are then destroyed idle
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
@@ -60,6 +63,7 @@ class StageTimer {
 
   sched::StageTimingRule rule_;
   double cold_share_;
+  double boundary_ms_;
   std::shared_ptr<Context> context_;
   std::shared_ptr<TimingLane> lane_;
   cudaStream_t stream_;

@@ -432,6 +432,23 @@ Status StageCache::load(const std::string& path) {
   return load_json(j, path);
 }
 
+namespace {
+
+// A JSON object of non-negative numbers (stage figures in ms, calibration values), by name.
+Expected<std::map<std::string, double>> numbers_of(const nlohmann::json& j, const std::string& what,
+                                                   const std::string& path) {
+  RETURN_ERROR_IF(!j.is_object(), ErrorCode::kInvalidArgument, path + ": " + what + "s are not an object");
+  std::map<std::string, double> out;
+  for (const auto& [name, value] : j.items()) {
+    Expected<double> number = json_number(value, what + " '" + name + "'", 0, limits::kMaxLatencyMs);
+    if (!number) return number.status().with_context(path);
+    out.emplace(name, *number);
+  }
+  return out;
+}
+
+}  // namespace
+
 Status StageCache::load_json(const nlohmann::json& j, const std::string& path) {
   auto fail = [&](const std::string& msg) { return error(ErrorCode::kInvalidArgument, path + ": " + msg); };
   if (!j.is_object() || !j.contains("key") || !j.contains("stages") || !j["stages"].is_object())
@@ -439,13 +456,13 @@ Status StageCache::load_json(const nlohmann::json& j, const std::string& path) {
   Expected<std::string> key = json_string(j["key"], "stage cache field 'key'");
   if (!key) return key.status().with_context(path);
   for (const auto& [field, value] : j.items())
-    if (field != "key" && field != "stages") return fail("unknown field '" + field + "'");
+    if (field != "key" && field != "stages" && field != "calibration") return fail("unknown field '" + field + "'");
   if (*key != key_) return Status::ok();  // measured under another model or configuration: not ours to use
-  std::map<std::string, double> entries;
-  for (const auto& [stage, value] : j["stages"].items()) {
-    Expected<double> ms = json_number(value, "stage cache entry '" + stage + "'", 0, limits::kMaxLatencyMs);
-    if (!ms) return ms.status().with_context(path);
-    entries.emplace(stage, *ms);
+  using Numbers = std::map<std::string, double>;
+  ASSIGN_OR_RETURN(Numbers entries, numbers_of(j["stages"], "stage cache entry", path));
+  if (j.contains("calibration")) {
+    ASSIGN_OR_RETURN(Numbers values, numbers_of(j["calibration"], "calibration value", path));
+    RETURN_IF_ERROR(own_.adopt_calibration(values).with_context(path));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   table_.insert(entries.begin(), entries.end());
@@ -458,7 +475,9 @@ Status StageCache::save(const std::string& path) const {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [k, v] : table_) stages[k] = v;
   }
-  return write_text_file(path, nlohmann::json{{"key", key_}, {"stages", stages}}.dump() + "\n");
+  nlohmann::json file{{"key", key_}, {"stages", stages}};
+  if (std::map<std::string, double> values = own_.calibration(); !values.empty()) file["calibration"] = values;
+  return write_text_file(path, file.dump() + "\n");
 }
 
 }  // namespace ios::sched

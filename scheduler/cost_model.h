@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
@@ -50,6 +51,15 @@ class CostModel {
   virtual Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                              const std::vector<std::vector<int>>& barrier_sets,
                                                              int batch);
+  // Values a model measured once and applies to all its figures (a measuring model's corrections), by
+  // name. A stage cache file keeps them beside the figures and gives them back when loaded, so that the
+  // file's figures and new ones are corrected alike. A model without any has none and ignores a file's
+  // (a replay of the file's figures, exp_replay, needs none).
+  virtual std::map<std::string, double> calibration() const { return {}; }
+  virtual Status adopt_calibration(const std::map<std::string, double>& values) {
+    (void)values;
+    return Status::ok();
+  }
 };
 
 // A staged schedule's stages, all blocks in order: what barrier indices count.
@@ -169,6 +179,10 @@ class StageCache : public CostModel {
                                                      int batch) override {
     return own_.network_latencies_ms(g, s, barrier_sets, batch);
   }
+  std::map<std::string, double> calibration() const override { return own_.calibration(); }
+  Status adopt_calibration(const std::map<std::string, double>& values) override {
+    return own_.adopt_calibration(values);
+  }
   std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
@@ -197,6 +211,10 @@ class StageCache : public CostModel {
     Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                        const std::vector<std::vector<int>>& barrier_sets,
                                                        int batch) override;
+    std::map<std::string, double> calibration() const override { return inner_.calibration(); }
+    Status adopt_calibration(const std::map<std::string, double>& values) override {
+      return inner_.adopt_calibration(values);
+    }
 
    private:
     void refresh_keys(const ir::Graph& g);

@@ -27,8 +27,8 @@ std::string StageTimingRule::describe() const {
       return out + ", L2 flushed and activations read back before each replay";
     case L2Timing::kColdShare:
       return out +
-             ", each round's first replay after an L2 flush (activations read back), weighed by the share "
-             "of the weights the L2 cannot hold";
+             ", each round's first replay after an L2 flush (activations read back), weighed by the cold share "
+             "(calibrated end to end)";
   }
   return out;
 }

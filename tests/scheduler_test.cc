@@ -448,6 +448,41 @@ TEST(Dp, StageCacheCostsIdenticalCellsOnce) {
   EXPECT_EQ(other_key.size(), 0u);
 }
 
+// A model that corrects its figures by values it measured once (as the measured model does).
+class CalibratedModel : public AnalyticCostModel {
+ public:
+  std::map<std::string, double> calibration() const override { return values; }
+  Status adopt_calibration(const std::map<std::string, double>& adopted) override {
+    values = adopted;
+    ++adoptions;
+    return Status::ok();
+  }
+  std::map<std::string, double> values;
+  int adoptions = 0;
+};
+
+// Figures and the calibration they were corrected by travel together: a re-search from the file corrects
+// new figures as the file's were, not by what it would measure itself.
+TEST(StageCacheFile, KeepsTheModelsCalibrationAndGivesItBackToTheModelThatLoadsIt) {
+  const ir::Graph g = testing::inception_block();
+  CalibratedModel measuring;
+  measuring.values = {{"stage_boundary_ms", 0.001}, {"b1|share", 0.64}};
+  StageCache cache(measuring, "k");
+  ASSERT_TRUE(cache.stage_latency_ms(g, Stage{StageKind::kConcurrent, {{1}}}, 1));
+  const std::string path = ::testing::TempDir() + "/calibrated_stages.json";
+  ASSERT_TRUE(cache.save(path).is_ok());
+  CalibratedModel fresh;
+  StageCache reloaded(fresh, "k");
+  ASSERT_TRUE(reloaded.load(path).is_ok());
+  EXPECT_EQ(fresh.adoptions, 1);
+  EXPECT_EQ(fresh.values, measuring.values);
+  CalibratedModel elsewhere;  // another device's file: neither its figures nor its calibration
+  StageCache other_key(elsewhere, "other-device");
+  ASSERT_TRUE(other_key.load(path).is_ok());
+  EXPECT_EQ(elsewhere.adoptions, 0);
+  EXPECT_TRUE(other_key.calibration().empty());
+}
+
 TEST(StageSignature, IndependentConcurrentGroupsInAnyOrderAreOneStage) {
   const ir::Graph g = testing::inception_block();
   // Nodes: 1 = 1x1 (8); 2, 3 = 1x1 (6) -> 3x3; 4, 5, 6 = 1x1 (6) -> 3x3 -> 3x3; 7, 8 = pool -> 1x1.

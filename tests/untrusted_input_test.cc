@@ -275,6 +275,11 @@ TEST_F(UntrustedInput, StageCacheValuesMustBeMeasurements) {
   expect_error(cache.load(write("extra.json", R"({"key": "k", "stages": {}, "x": 1})")), "unknown field 'x'");
   EXPECT_TRUE(cache.load(write("other.json", R"({"key": "other", "stages": {"1|a": 0.5}})")));
   EXPECT_TRUE(cache.load(write("ok.json", R"({"key": "k", "stages": {"1|a": 0.5}})")));
+  expect_error(cache.load(write("cal_list.json", R"({"key": "k", "stages": {}, "calibration": [1]})")),
+               "calibration values are not an object");
+  expect_error(cache.load(write("cal_neg.json", R"({"key": "k", "stages": {}, "calibration": {"b1|share": -1}})")),
+               "calibration value 'b1|share' must be a finite");
+  EXPECT_TRUE(cache.load(write("cal_ok.json", R"({"key": "k", "stages": {}, "calibration": {"b1|share": 0.5}})")));
 }
 
 TEST_F(UntrustedInput, AGraphWithoutBlocksIsRejected) {
