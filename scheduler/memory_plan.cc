@@ -236,7 +236,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   const HappensBefore hb(plan);
   // A producer outside the plan (a timed stage's input) counts as launched alone: the concatenation a
   // stage times by itself is then elided as in the network, where a copy cost SqueezeNet's Greedy stages
-  // of one concatenation 4-7 us each.
+  // of one concatenation 4-9 us each.
   auto may_write_in_place = [&](const ir::Value& v) {
     const ir::NodeId p = v.node;
     const bool alone = step_of[size_t(p)] < 0 || single[size_t(p)];
