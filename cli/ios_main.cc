@@ -530,19 +530,22 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
     if (const auto* other = dynamic_cast<const ios::rt::MeasuredCostModel*>(m)) t.merge(other->stats());
   std::string rule = measured->rule().describe() + calibration_text(*measured, batch);
   std::fprintf(report.text(), "Stage timing (%s): %s\n", rule.c_str(), t.summary().c_str());
-  report.json["stage_timing"] = {{"rule", measured->rule().describe()},
-                                 {"stages", t.stages},
-                                 {"rounds", t.rounds},
-                                 {"replays", t.replays},
-                                 {"above_tolerance", t.unsettled},
-                                 {"requeued", t.requeued},
-                                 {"spread_median", t.spread_percentile(0.5)},
-                                 {"spread_p90", t.spread_percentile(0.9)},
-                                 {"passes", t.passes},
-                                 {"gpu_seconds", t.gpu_seconds},
-                                 {"build_seconds", t.build_seconds},
-                                 {"wait_seconds", t.wait_seconds},
-                                 {"calibration", measured->calibration()}};
+  report.json["stage_timing"] = {
+      {"rule", measured->rule().describe()},
+      {"stages", t.stages},
+      {"rounds", t.rounds},
+      {"replays", t.replays},
+      {"above_tolerance", t.unsettled},
+      {"requeued", t.requeued},
+      {"spread_median", t.spread_percentile(0.5)},
+      {"spread_p90", t.spread_percentile(0.9)},
+      {"passes", t.passes},
+      {"gpu_seconds", t.gpu_seconds},
+      {"gpu_span_seconds", t.gpu_span_seconds},
+      {"first_over_second_median", t.first_over_second.empty() ? 1.0 : ios::sched::median_of(t.first_over_second)},
+      {"build_seconds", t.build_seconds},
+      {"wait_seconds", t.wait_seconds},
+      {"calibration", measured->calibration()}};
 }
 
 // Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
                    sequential > 0 ? sequential / m[v].median_ms : 0.0, bound, m[v].median_ms / bound, m[v].peak_mib,
                    m[v].no_reuse_mib, m[v].error, session->cost_model_name()});
       }
-      std::printf("Critical-path bound (%s, per-op latencies alone): %.3f ms\n", name.c_str(), bound);
+      std::printf("Critical-path bound (%s, per-op latencies alone, warm): %.3f ms\n", name.c_str(), bound);
       std::fflush(stdout);
       RETURN_IF_ERROR(table.write(args.out_dir, "latency", env));  // after every network: partial runs keep results
     }

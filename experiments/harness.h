@@ -93,8 +93,8 @@ class Session {
   // each schedule's execution mode (empty: all staged).
   Expected<std::vector<Measured>> measure(const ir::Graph& g, const std::vector<const sched::Schedule*>& schedules,
                                           int batch, const std::vector<sched::ExecMode>& modes = {});
-  // Longest path of per-op latencies, each op alone in a CUDA graph (concats count zero: they are
-  // written in place); a floor for any schedule that does not merge.
+  // Longest path of per-op latencies, each op alone and warm in a CUDA graph, less the stage boundary
+  // (concats count zero: they are written in place); a floor for any schedule that does not merge.
   Expected<double> critical_path_ms(const ir::Graph& g, int batch);
 
   struct Impl;

@@ -231,6 +231,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph&
   ASSIGN_OR_RETURN(out.rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);
   stats_.requeued += timer.requeued();
+  stats_.gpu_span_seconds += timer.pass_span_ms() * 1e-3;
   for (const std::vector<double>& rounds : out.rounds) out.medians.push_back(sched::median_of(rounds));
   out.executors = timer.take_finished();
   return out;

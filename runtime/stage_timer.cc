@@ -27,37 +27,35 @@ Expected<cudaEvent_t> StageTimer::record() {
   return events_.back().get();
 }
 
-// The host thread queueing a stage can be held up inside the driver by another worker's CUDA calls
-// (graph instantiation); had the GPU started the rounds by then, it would run out of queued replays and
-// sit idle inside a timed round. So once everything is queued, the rounds' first event is asked: not yet
-// reached proves no round can contain such a gap; reached, the rounds are queued again behind the
-// doubtful ones, which give the host a head start. (A host function holding the lane until all was
-// queued hung a two-worker search, probably on lazy kernel loading, which waits for the whole device.)
+// A round whose first event the GPU reaches before the host has queued all of it may contain an idle gap
+// (the host is slow to queue, or held up inside the driver by another worker's graph instantiation). So
+// once a round is queued its first event is asked: not yet reached proves the round has no gap; reached,
+// the round is dropped and queued again behind itself, which gives the host a head start. A gap between
+// rounds is harmless. (A host function holding the lane until all was queued hung a two-worker search,
+// probably on lazy kernel loading, which waits for the whole device.)
 Status StageTimer::queue(Timed& t, int rounds) {
   std::lock_guard<std::mutex> lock(lane_->queue_mutex());
+  if (!pass_begin_) {
+    ASSIGN_OR_RETURN(pass_begin_, record());
+  }
   // Under the mutex: a wait queued outside it could land inside another worker's round.
   if (t.rounds.empty()) CHECK_CUDA(cudaStreamWaitEvent(stream_, t.built));
-  for (int attempt = 0;; ++attempt) {
-    const size_t first = t.rounds.size();
-    RETURN_IF_ERROR(queue_rounds(t, rounds));
-    const cudaError_t reached = cudaEventQuery(t.rounds[first].front().begin);
-    if (reached == cudaErrorNotReady || attempt == kMaxRequeues) return Status::ok();
-    CHECK_CUDA(reached);
-    t.rounds.resize(first);
-    ++requeued_;
-  }
-}
-
-Status StageTimer::queue_rounds(Timed& t, int rounds) {
   for (int i = 0; i < rule_.warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
   cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks
   if (!rule_.flushes()) {
     ASSIGN_OR_RETURN(mark, record());
   }
-  for (int r = 0; r < rounds; ++r) {
-    ASSIGN_OR_RETURN(std::vector<Span> spans, queue_round(t, mark));
-    t.rounds.push_back(std::move(spans));
-  }
+  for (int r = 0; r < rounds; ++r)
+    for (int attempt = 0;; ++attempt) {
+      ASSIGN_OR_RETURN(std::vector<Span> spans, queue_round(t, mark));
+      const cudaError_t reached = cudaEventQuery(spans.front().begin);
+      if (reached == cudaErrorNotReady || attempt == kMaxRequeues) {
+        t.rounds.push_back(std::move(spans));
+        break;
+      }
+      CHECK_CUDA(reached);
+      ++requeued_;
+    }
   return Status::ok();
 }
 
@@ -148,6 +146,12 @@ Expected<std::vector<std::vector<double>>> StageTimer::finish() {
     RETURN_IF_ERROR(check(timed_[unchecked_]));
   }
   RETURN_IF_ERROR(wait_for_queued());
+  if (pass_begin_) {
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, pass_begin_, events_.back()));
+    pass_span_ms_ += double(ms);
+    pass_begin_ = nullptr;
+  }
   std::vector<std::vector<double>> out;
   for (const Timed& t : timed_) {
     ASSIGN_OR_RETURN(std::vector<double> rounds, read(t));

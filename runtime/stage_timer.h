@@ -2,8 +2,8 @@
 // first rule.min_rounds rounds are queued behind the previous stage's without waiting, so the GPU replays
 // one stage while the host builds the next. A stage whose first rounds are done without having settled
 // (sched::timing_settled) gets all its remaining rounds at once, after another warm-up: its rounds are no
-// longer back to back with its first ones. The host waits once per pass, not once per round. Rounds the
-// GPU may have started before all were queued are queued again (see queue()).
+// longer back to back with its first ones. The host waits once per pass, not once per round. A round the
+// GPU may have started before it was all queued is queued again (see queue()).
 #pragma once
 
 #include <memory>
@@ -36,7 +36,10 @@ class StageTimer {
   Expected<std::vector<std::vector<double>>> finish();
   // The executors of the stages finished so far, in the order added (idle; the timer no longer holds them).
   std::vector<std::unique_ptr<Executor>> take_finished();
-  int64_t requeued() const { return requeued_; }  // stages' rounds queued again (see queue())
+  int64_t requeued() const { return requeued_; }  // rounds queued again (see queue())
+  // GPU time from each pass's first queued work to its last event, summed over the finished passes: the
+  // time the lane was busy with this timer's stages, gaps inside a pass included.
+  double pass_span_ms() const { return pass_span_ms_; }
 
  private:
   struct Span {  // replays between two events; a round's figure is the weighted sum of its spans
@@ -52,8 +55,8 @@ class StageTimer {
   };
 
   static constexpr int kMaxRequeues = 3;
+  Expected<bool> lane_idle() const;    // this timer's latest lane event reached (or none yet)
   Status queue(Timed& t, int rounds);  // warm-up and rounds, under the lane's queue mutex, checked
-  Status queue_rounds(Timed& t, int rounds);
   Expected<std::vector<Span>> queue_round(Timed& t, cudaEvent_t& mark);  // one round's replays and events
   Status flush_l2(Timed& t);                                             // before a cold replay, as the rule says
   Expected<std::vector<double>> read(const Timed& t) const;
@@ -71,6 +74,9 @@ class StageTimer {
   std::vector<Timed> timed_;
   std::vector<std::unique_ptr<Executor>> finished_;
   int64_t requeued_ = 0;
+  cudaEvent_t last_mark_ = nullptr;   // the latest event recorded on the lane
+  cudaEvent_t pass_begin_ = nullptr;  // recorded before the pass's first queued work
+  double pass_span_ms_ = 0;
   size_t unchecked_ = 0;  // timed_[unchecked_..] have not been checked; they finish in this order
 };
 

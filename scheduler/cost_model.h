@@ -68,8 +68,9 @@ std::vector<Stage> all_stages(const Schedule& s);
 std::vector<std::vector<Stage>> segments_between(const std::vector<Stage>& stages, const std::vector<int>& barriers);
 
 // A canonical description of a stage that does not mention op names: op kinds, attributes, input
-// and output shapes, term structure, and which ops of the stage read which. Identical cells of a
-// network give identical signatures, so their stages are costed once.
+// and output shapes, term structure, and which ops of a group read which. Identical cells of a network
+// give identical signatures, so their stages are costed once; so do stages that differ only in which of
+// their groups read the same outside tensor.
 std::string stage_signature(const ir::Graph& g, const Stage& stage);
 // Every node's share of a signature, serialized once per graph: a search asks for hundreds of
 // thousands of signatures of one graph (a re-search from a stage cache file is little else).
@@ -79,8 +80,8 @@ struct OpKeys {
 };
 OpKeys op_keys(const ir::Graph& g);
 std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage);
-// A segment's: its stages' signatures in order, then the signature of all their groups as one stage
-// (which group reads which, across the segment's stages).
+// A segment's: its stages' signatures in order, then all their groups described as one stage with
+// which group reads which (across the segment's stages) and which groups share an outside input.
 std::string segment_signature(const ir::Graph& g, const OpKeys& keys, const std::vector<Stage>& segment);
 // 32 hex digits standing for a signature in the stage cache: RandWire's 166k measured stages have
 // signatures of ~1.6 kB each, too large to keep and persist verbatim.
@@ -152,7 +153,7 @@ class StageCache : public CostModel {
  public:
   // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
-  static constexpr const char* kKeyFormat = "hashed signatures v2";
+  static constexpr const char* kKeyFormat = "hashed signatures v3";  // v3: stages without shared-input links
   // Times the entries at the given indices of what was asked, in that order.
   using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}

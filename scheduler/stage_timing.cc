@@ -129,6 +129,7 @@ void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingR
   for (size_t i = size_t(prior); i < rounds.size(); ++i) gpu_seconds += rounds[i] * rule.number * 1e-3;
   unsettled += !within_tolerance(rounds, rule);
   spreads.push_back(relative_spread(rounds));
+  if (prior == 0 && rounds.size() >= 2 && rounds[1] > 0) first_over_second.push_back(rounds[0] / rounds[1]);
 }
 
 BuildTimes& BuildTimes::operator+=(const BuildTimes& o) {
@@ -140,6 +141,8 @@ void StageTimingStats::merge(const StageTimingStats& o) {
   stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
   requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
+  gpu_span_seconds += o.gpu_span_seconds;
+  first_over_second.insert(first_over_second.end(), o.first_over_second.begin(), o.first_over_second.end());
   build_parts += o.build_parts;
   queue_seconds += o.queue_seconds;
   spreads.insert(spreads.end(), o.spreads.begin(), o.spreads.end());
@@ -153,19 +156,21 @@ double StageTimingStats::spread_percentile(double p) const {
 }
 
 std::string StageTimingStats::summary() const {
-  char text[640];
+  char text[768];
   std::snprintf(
       text, sizeof text,
       "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
       "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
-      "%lld above tolerance, %lld queued again | GPU: %.1f s in timed rounds | host: %.1f s building (setup %.1f, "
+      "%lld above tolerance, first round / second %.3f (median), %lld queued again | GPU: %.1f s in timed rounds, "
+      "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
       "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
       static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
       static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
       stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
-      static_cast<long long>(unsettled), static_cast<long long>(requeued), gpu_seconds, build_seconds,
-      build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate,
-      queue_seconds, wait_seconds);
+      static_cast<long long>(unsettled), first_over_second.empty() ? 1.0 : median_of(first_over_second),
+      static_cast<long long>(requeued), gpu_seconds, gpu_span_seconds, build_seconds, build_parts.setup,
+      build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate, queue_seconds,
+      wait_seconds);
   return text;
 }
 

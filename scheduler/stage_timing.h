@@ -81,16 +81,22 @@ struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
   int64_t passes = 0;           // batches of stages timed with one wait (rt::StageTimer)
   int64_t unsettled = 0;        // stages that reached max_rounds with their spread above tolerance
-  int64_t requeued = 0;         // rounds queued again: the GPU may have reached them before all were queued
+  int64_t requeued = 0;         // rounds queued again: the GPU may have reached them before they were all queued
   int64_t screened = 0;         // of stages, timed for one round only (CostModel::screen_latencies_ms)
   int64_t reused_screened = 0;  // settled on their screening executor (no build), screening round counted
   // Host wall time making stage executors (the GPU replays earlier stages meanwhile), and waiting for
   // the GPU after the last stage of a pass; GPU time inside timed rounds (each round's figure times its
   // replays: under l2-share a weighted figure, so an estimate; L2 flushes are not counted).
   double build_seconds = 0, wait_seconds = 0, gpu_seconds = 0;
+  // GPU time from each pass's first queued work to its last event (warm-ups, L2 flushes and gaps
+  // inside a pass included): the search's wall time beyond it is GPU idle.
+  double gpu_span_seconds = 0;
   BuildTimes build_parts;       // of build_seconds
   double queue_seconds = 0;     // host wall time queueing replays and events (rt::StageTimer::add)
   std::vector<double> spreads;  // per stage
+  // Per stage timed from its first round: first round / second. Above 1 in the median, first rounds
+  // pay for something later ones do not (a warm-up too short).
+  std::vector<double> first_over_second;
 
   // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest. The
   // first `prior` rounds were timed earlier (a screening round, already added): they count among the

@@ -496,6 +496,38 @@ TEST(StageSignature, IndependentConcurrentGroupsInAnyOrderAreOneStage) {
             stage_signature(g, Stage{StageKind::kConcurrent, {{2}, {4}}}));
 }
 
+// p and q read the input; r and s read p, t reads q (all 1x1 convolutions of the same shapes).
+ir::Graph shared_and_separate_inputs() {
+  ir::GraphBuilder b("shared_inputs", {16, 8, 8});
+  b.begin_block();
+  const ir::Value p = b.conv(b.input(), ir::Conv(16));  // node 1
+  const ir::Value q = b.conv(b.input(), ir::Conv(16));  // node 2
+  const ir::Value r = b.conv(p, ir::Conv(8));           // node 3
+  const ir::Value s = b.conv(p, ir::Conv(8));           // node 4
+  const ir::Value t = b.conv(q, ir::Conv(8));           // node 5
+  b.end_block(b.identity(ir::cat({r, s, t})));
+  return *b.build();
+}
+
+TEST(StageSignature, StagesThatDifferOnlyInWhichGroupsShareAnInputAreOneStage) {
+  const ir::Graph g = shared_and_separate_inputs();
+  const Stage shared{StageKind::kConcurrent, {{3}, {4}}}, separate{StageKind::kConcurrent, {{3}, {5}}};
+  EXPECT_EQ(stage_signature(g, shared), stage_signature(g, separate));
+  // Within a group, reading one tensor twice is not reading two.
+  EXPECT_NE(stage_signature(g, Stage{StageKind::kConcurrent, {{1, 3}}}),
+            stage_signature(g, Stage{StageKind::kConcurrent, {{2, 3}}}));
+}
+
+TEST(StageSignature, SegmentsKeepWhichGroupReadsWhichAcrossTheirStages) {
+  const ir::Graph g = shared_and_separate_inputs();
+  const OpKeys keys = op_keys(g);
+  const Stage first{StageKind::kConcurrent, {{1}}};
+  // r and s both read p, made in the segment's first stage; t reads q, made outside the segment.
+  const std::string both_read_p = segment_signature(g, keys, {first, Stage{StageKind::kConcurrent, {{3}, {4}}}});
+  const std::string one_reads_q = segment_signature(g, keys, {first, Stage{StageKind::kConcurrent, {{3}, {5}}}});
+  EXPECT_NE(both_read_p, one_reads_q);
+}
+
 // ---------- Opara ----------
 
 // The worked example of the Opara paper's appendix (opara.md §2), node 1 being the input.

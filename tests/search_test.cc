@@ -135,7 +135,9 @@ TEST(StageTiming, StatsCountRoundsReplaysSecondWarmupsAndStagesAboveTolerance) {
   EXPECT_EQ(stats.unsettled, 1);
   EXPECT_DOUBLE_EQ(stats.gpu_seconds, 10.0 * rule.number * 1e-3);
   EXPECT_DOUBLE_EQ(stats.spread_percentile(0.9), 1.0);
+  EXPECT_EQ(stats.first_over_second, (std::vector<double>{1.0, 0.5}));
   EXPECT_NE(stats.summary().find("2 stages timed"), std::string::npos) << stats.summary();
+  EXPECT_NE(stats.summary().find("first round / second 0.750"), std::string::npos) << stats.summary();
 }
 
 TEST(StageTiming, StatsCountAScreeningRoundOnceWhenItsStageIsSettledOnTheSameExecutor) {
@@ -146,6 +148,7 @@ TEST(StageTiming, StatsCountAScreeningRoundOnceWhenItsStageIsSettledOnTheSameExe
   EXPECT_EQ(stats.rounds, 1 + 3);                               // the settled figure is the median of three rounds
   EXPECT_EQ(stats.replays, 2 * rule.warmup + 3 * rule.number);  // three rounds ran, not four
   EXPECT_DOUBLE_EQ(stats.gpu_seconds, 4.0 * rule.number * 1e-3);
+  EXPECT_TRUE(stats.first_over_second.empty());  // a round settled after screening has no first of its own
 }
 
 // ---------- the part-level search ----------
