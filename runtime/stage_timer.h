@@ -55,7 +55,6 @@ class StageTimer {
   };
 
   static constexpr int kMaxRequeues = 3;
-  Expected<bool> lane_idle() const;    // this timer's latest lane event reached (or none yet)
   Status queue(Timed& t, int rounds);  // warm-up and rounds, under the lane's queue mutex, checked
   Expected<std::vector<Span>> queue_round(Timed& t, cudaEvent_t& mark);  // one round's replays and events
   Status flush_l2(Timed& t);                                             // before a cold replay, as the rule says
@@ -74,7 +73,6 @@ class StageTimer {
   std::vector<Timed> timed_;
   std::vector<std::unique_ptr<Executor>> finished_;
   int64_t requeued_ = 0;
-  cudaEvent_t last_mark_ = nullptr;   // the latest event recorded on the lane
   cudaEvent_t pass_begin_ = nullptr;  // recorded before the pass's first queued work
   double pass_span_ms_ = 0;
   size_t unchecked_ = 0;  // timed_[unchecked_..] have not been checked; they finish in this order
