@@ -542,7 +542,7 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
       {"passes", t.passes},
       {"gpu_seconds", t.gpu_seconds},
       {"gpu_span_seconds", t.gpu_span_seconds},
-      {"first_over_second_median", t.first_over_second.empty() ? 1.0 : ios::sched::median_of(t.first_over_second)},
+      {"first_over_second_median", t.first_over_second_median()},
       {"build_seconds", t.build_seconds},
       {"wait_seconds", t.wait_seconds},
       {"calibration", measured->calibration()}};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/kernels.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
@@ -64,10 +65,7 @@ Expected<std::vector<double>> replay_ms(const std::vector<CudaGraphExec>& graphs
     }
   CHECK_CUDA(cudaStreamSynchronize(s));
   std::vector<double> medians;
-  for (std::vector<double>& r : rounds) {
-    std::nth_element(r.begin(), r.begin() + kRounds / 2, r.end());
-    medians.push_back(r[kRounds / 2]);
-  }
+  for (const std::vector<double>& r : rounds) medians.push_back(sched::median_of(r));
   return medians;
 }
 

@@ -155,6 +155,10 @@ double StageTimingStats::spread_percentile(double p) const {
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * double(sorted.size())))];
 }
 
+double StageTimingStats::first_over_second_median() const {
+  return first_over_second.empty() ? 1.0 : median_of(first_over_second);
+}
+
 std::string StageTimingStats::summary() const {
   char text[768];
   std::snprintf(
@@ -167,10 +171,9 @@ std::string StageTimingStats::summary() const {
       static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
       static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
       stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
-      static_cast<long long>(unsettled), first_over_second.empty() ? 1.0 : median_of(first_over_second),
-      static_cast<long long>(requeued), gpu_seconds, gpu_span_seconds, build_seconds, build_parts.setup,
-      build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate, queue_seconds,
-      wait_seconds);
+      static_cast<long long>(unsettled), first_over_second_median(), static_cast<long long>(requeued), gpu_seconds,
+      gpu_span_seconds, build_seconds, build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture,
+      build_parts.instantiate, queue_seconds, wait_seconds);
   return text;
 }
 

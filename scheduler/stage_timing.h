@@ -104,6 +104,7 @@ struct StageTimingStats {
   void add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior = 0);
   void merge(const StageTimingStats& other);
   double spread_percentile(double p) const;  // p in [0, 1]
+  double first_over_second_median() const;   // 1 when no stage had two rounds of its own
   std::string summary() const;               // one line for logs
 };
 

@@ -678,9 +678,15 @@ ir::Graph two_linear_layers() {
 // clamped where the network runs outside [warm, cold].
 void expect_share_adds_up(const MeasuredCostModel::ShareCalibration& c) {
   const double predicted = c.ops_warm_ms + c.share * (c.ops_cold_ms - c.ops_warm_ms);
-  if (c.share > 0 && c.share < 1) EXPECT_NEAR(predicted, c.network_ms, 1e-9);
-  if (c.share == 0) EXPECT_LE(c.network_ms, c.ops_warm_ms + MeasuredCostModel::kMinColdGap * c.ops_warm_ms);
-  if (c.share == 1) EXPECT_GE(c.network_ms, c.ops_cold_ms);
+  if (c.share > 0 && c.share < 1) {
+    EXPECT_NEAR(predicted, c.network_ms, 1e-9);
+  }
+  if (c.share == 0) {
+    EXPECT_LE(c.network_ms, c.ops_warm_ms + MeasuredCostModel::kMinColdGap * c.ops_warm_ms);
+  }
+  if (c.share == 1) {
+    EXPECT_GE(c.network_ms, c.ops_cold_ms);
+  }
 }
 
 // The cold share is the share of a cold replay at which the ops, each timed alone, add up to the
