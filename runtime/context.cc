@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/wall_clock.h"
 #include "runtime/kernels.h"
 #include "scheduler/stage_timing.h"
 
@@ -205,17 +206,22 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   bo.engine = options_.conv_engine;
   bo.workspace_limit = options_.workspace_limit;
   bo.verbose = options_.verbose;
+  bo.stats = &stats_.tuning;
+  const auto begin = WallClock::now();
   ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
   const KernelChoice& c = k->choice();
   const bool from_file = cached && *cached == c;
+  if (!from_file) stats_.tuning.seconds += seconds_since(begin);
   // A process whose engines all came from the cache file ran NasNet 6.6 % slower than one that tuned them
   // (7.90 vs 7.41 ms, fp32, H100; the same engines, bimodal replays), and tuning any one convolution in
   // the process, its result discarded, restored the speed of all. More runs of the cached kernels, 5 s
   // of warm-up, shifted addresses and building every candidate plan did not. The cause is in cuDNN or
   // the driver; the cure is one tuning per context.
   if (from_file && !tuned_once_) {
+    const auto retune = WallClock::now();
     ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> discarded,
                      build_conv_kernel(cudnn(0), spec, buffers, ws, std::nullopt, bo));
+    stats_.tuning.seconds += seconds_since(retune);
     ++stats_.retuned;
   }
   tuned_once_ = tuned_once_ || c.backend != kElementwiseBackend;

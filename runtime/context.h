@@ -51,12 +51,13 @@ class TimingLane {
 };
 
 struct KernelStats {
-  int tuned = 0;      // convolutions autotuned in this process
-  int from_file = 0;  // built from the kernel cache file's choice
-  int retuned = 0;    // of from_file: tuned once more, the result discarded (Context::conv_kernel says why)
-  int reused = 0;     // already built by this context
-  int fused = 0;      // of tuned + from_file: bias/activation inside the engine
-  int legacy = 0;     // of tuned + from_file: on the legacy API
+  int tuned = 0;       // convolutions autotuned in this process
+  int from_file = 0;   // built from the kernel cache file's choice
+  int retuned = 0;     // of from_file: tuned once more, the result discarded (Context::conv_kernel says why)
+  int reused = 0;      // already built by this context
+  int fused = 0;       // of tuned + from_file: bias/activation inside the engine
+  int legacy = 0;      // of tuned + from_file: on the legacy API
+  TuningStats tuning;  // over tuned and retuned
 };
 
 class Context {

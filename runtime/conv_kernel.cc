@@ -3,13 +3,15 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "common/tensor_pack.h"
+#include "common/wall_clock.h"
 #include "reference/reference_executor.h"
 #include "runtime/kernels.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
@@ -23,8 +25,10 @@ constexpr int kMaxCandidates = 16;  // timed per convolution, in heuristics orde
 constexpr int kTimedBatches = 5;
 constexpr double kBatchMs = 0.1;              // GPU time of one timed batch of runs
 constexpr double kFirstSpinMs = 0.2;          // ahead of a batch; grows to twice the host's queueing time
+constexpr double kHostCostDecay = 0.9;        // per batch, of the host's queueing time per run remembered
 constexpr double kMaxHiddenQueueingMs = 2.0;  // longer queueing is not retried behind a longer spin
 constexpr int kMaxRequeues = 3;
+constexpr double kCutWarmupRatio = 3.0;  // a candidate's warm-up this far above the best so far is cut short
 
 #define CHECK_FE(expr)                                                                                            \
   do {                                                                                                            \
@@ -99,53 +103,100 @@ cudaStream_t stream_of(cudnnHandle_t h) {
   return s;
 }
 
-// Median over kTimedBatches of the mean GPU time of `run` in a batch sized to last about 0.1 ms. Each
-// batch is queued behind a spin kernel that outlasts the host's queueing, so its events bracket GPU work
-// only: a run costs the host more (cudnn-frontend's execute: ~30 us) than most batch-1 convolutions take
-// on the GPU, and batches timed as they were issued measured the host and ranked engines by its noise
+// Times one convolution's engine candidates on the GPU alone: a candidate's figure is the median over
+// kTimedBatches of the mean GPU time of its runs in a batch sized to last about 0.1 ms. Each batch is
+// queued behind a spin kernel that outlasts the host's queueing, so its events bracket GPU work only: a
+// run costs the host more (cudnn-frontend's execute: ~30 us) than most batch-1 convolutions take on the
+// GPU, and batches timed as they were issued measured the host and ranked engines by its noise
 // (DenseNet-121 fp32, H100: four processes' picks ran the network in 2.84-3.58 ms). Timing captured CUDA
 // graphs instead cost NasNet's tuning over ten times as long. A batch whose start event the GPU reached
 // before the host had queued all of it is timed again behind a spin twice the host's queueing time, while
 // that queueing took at most kMaxHiddenQueueingMs. An engine that waits for the GPU inside its run (one
 // of NasNet's depthwise convolutions has one, by its stall) outlasts any spin: its figure keeps the
 // wait, and such engines are slow anyway.
-template <typename Run>
-Expected<double> time_median(cudaStream_t stream, Run&& run) {
-  using Clock = std::chrono::steady_clock;
-  ASSIGN_OR_RETURN(Event start, make_event(true));
-  ASSIGN_OR_RETURN(Event stop, make_event(true));
-  double spin_ms = kFirstSpinMs;
-  auto batch_ms = [&](int count) -> Expected<double> {
+class CandidateTimer {
+ public:
+  static Expected<CandidateTimer> create(cudaStream_t stream) {
+    ASSIGN_OR_RETURN(Event start, make_event(true));
+    ASSIGN_OR_RETURN(Event stop, make_event(true));
+    return CandidateTimer(stream, std::move(start), std::move(stop));
+  }
+
+  // The candidate's figure, or nullopt once it cannot beat `best_ms` (the fastest candidate so far; a
+  // candidate wins only below it): more than half of its timed batches at or above it put the median
+  // there too, and a warm-up run timed on the GPU alone at over kCutWarmupRatio times it is not noise.
+  // `run` must have run once before.
+  template <typename Run>
+  Expected<std::optional<double>> time(Run&& run, double best_ms, TuningStats& stats) {
+    const auto begin = WallClock::now();
+    Expected<std::optional<double>> figure = median_or_cut(run, best_ms);
+    stats.timing_seconds += seconds_since(begin);
+    if (figure) ++stats.candidates, stats.cut_short += !figure->has_value();
+    return figure;
+  }
+
+ private:
+  struct Batch {
+    double ms;      // mean per run
+    bool gpu_only;  // the GPU reached the batch only after it was all queued
+  };
+  CandidateTimer(cudaStream_t stream, Event start, Event stop)
+      : stream_(stream), start_(std::move(start)), stop_(std::move(stop)) {}
+
+  template <typename Run>
+  Expected<std::optional<double>> median_or_cut(Run& run, double best_ms) {
+    // One run, which also sizes the batches: the owner ran the candidate once before (to see that it
+    // runs), so this is not its first. Most candidates end here, and slow ones cost milliseconds a run.
+    ASSIGN_OR_RETURN(Batch warmup, batch(run, 1));
+    if (warmup.gpu_only && warmup.ms > kCutWarmupRatio * best_ms) return std::optional<double>();
+    const int count = std::clamp(int(kBatchMs / std::max(warmup.ms, 1e-4)), 1, 32);
+    std::vector<double> means;
+    int losing = 0;
+    for (int i = 0; i < kTimedBatches; ++i) {
+      ASSIGN_OR_RETURN(Batch b, batch(run, count));
+      means.push_back(b.ms);
+      if (b.ms >= best_ms && ++losing > kTimedBatches / 2) return std::optional<double>();
+    }
+    return std::optional<double>(sched::median_of(std::move(means)));
+  }
+
+  // The spin ahead of `count` runs: twice the host's recent queueing time per run, times count (queueing
+  // past kMaxHiddenQueueingMs is not hidden anyway).
+  double spin_ms(int count) const {
+    return std::clamp(2 * host_ms_per_run_ * count, kFirstSpinMs, 2 * kMaxHiddenQueueingMs);
+  }
+
+  template <typename Run>
+  Expected<Batch> batch(Run& run, int count) {
+    double spin = spin_ms(count);
     for (int attempt = 0;; ++attempt) {
-      launch_spin(spin_ms, stream);
+      launch_spin(spin, stream_);
       CHECK_CUDA(cudaGetLastError());
-      CHECK_CUDA(cudaEventRecord(start, stream));
-      const auto queueing = Clock::now();
+      CHECK_CUDA(cudaEventRecord(start_, stream_));
+      const auto queueing = WallClock::now();
       for (int i = 0; i < count; ++i) RETURN_IF_ERROR(run());
-      CHECK_CUDA(cudaEventRecord(stop, stream));
-      const double host_ms = std::chrono::duration<double, std::milli>(Clock::now() - queueing).count();
-      const cudaError_t reached = cudaEventQuery(start);
+      CHECK_CUDA(cudaEventRecord(stop_, stream_));
+      const double host_ms = 1e3 * seconds_since(queueing);
+      const cudaError_t reached = cudaEventQuery(start_);
       if (reached != cudaErrorNotReady) CHECK_CUDA(reached);
-      CHECK_CUDA(cudaEventSynchronize(stop));
+      CHECK_CUDA(cudaEventSynchronize(stop_));
       const bool gpu_only = reached == cudaErrorNotReady;
+      host_ms_per_run_ = std::max(host_ms / count, kHostCostDecay * host_ms_per_run_);  // outliers fade
       if (gpu_only || attempt == kMaxRequeues || host_ms > kMaxHiddenQueueingMs) {
         float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        return double(ms) / count;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+        return Batch{double(ms) / count, gpu_only};
       }
-      spin_ms = std::max(spin_ms, 2 * host_ms);
+      spin = std::max(spin, spin_ms(count));
     }
-  };
-  ASSIGN_OR_RETURN(double first, batch_ms(2));  // warm-up, and the batch size
-  const int count = std::clamp(int(kBatchMs / std::max(first, 1e-4)), 1, 32);
-  std::vector<double> means;
-  for (int i = 0; i < kTimedBatches; ++i) {
-    ASSIGN_OR_RETURN(double m, batch_ms(count));
-    means.push_back(m);
   }
-  std::sort(means.begin(), means.end());
-  return means[means.size() / 2];
-}
+
+  cudaStream_t stream_;
+  Event start_, stop_;
+  // Kept across candidates, whose host cost per run is alike: a spin sized for the 32 runs of a timed
+  // batch would hold each 2-run warm-up behind it too (most candidates are cut after their warm-up).
+  double host_ms_per_run_ = 0;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Graph backend
@@ -374,8 +425,11 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   if (fused && spec.z) {
     ASSIGN_OR_RETURN(reference, unfused_output(handle, spec, b, workspace, o));
   }
+  ASSIGN_OR_RETURN(CandidateTimer timer, CandidateTimer::create(stream));
+  TuningStats unused;
+  TuningStats& stats = o.stats ? *o.stats : unused;
   int64_t best = -1;
-  double best_ms = 0;
+  double best_ms = std::numeric_limits<double>::infinity();
   int timed = 0;
   std::vector<std::string> seen;
   for (int64_t i = 0; i < g->get_execution_plan_count() && timed < max_candidates; ++i) {
@@ -395,15 +449,21 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
         continue;
       }
     }
-    auto ms = time_median(stream, [&]() -> Status {
-      CHECK_FE(g->execute_plan_at_index(handle, pack, workspace, i));
-      if (!fused && needs_epilogue(spec)) run_epilogue(spec, b, stream);
-      return Status::ok();
-    });
+    auto ms = timer.time(
+        [&]() -> Status {
+          CHECK_FE(g->execute_plan_at_index(handle, pack, workspace, i));
+          if (!fused && needs_epilogue(spec)) run_epilogue(spec, b, stream);
+          return Status::ok();
+        },
+        best_ms, stats);
     if (!ms) continue;
     ++timed;
-    if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s %.4f ms\n", spec.key().c_str(), name.c_str(), *ms);
-    if (best < 0 || *ms < best_ms) best = i, best_ms = *ms;
+    if (!ms->has_value()) {
+      if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s cut short\n", spec.key().c_str(), name.c_str());
+      continue;
+    }
+    if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s %.4f ms\n", spec.key().c_str(), name.c_str(), **ms);
+    if (**ms < best_ms) best = i, best_ms = **ms;
   }
   RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
   KernelChoice choice = describe(*g, best, fused);
@@ -745,6 +805,14 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
     say(o, spec.key() + ": no graph engine at all (" + alone.status().message() + "); legacy API");
   }
   return build_legacy(handle, spec, b, workspace, std::nullopt, o);
+}
+
+TuningStats& TuningStats::operator+=(const TuningStats& o) {
+  candidates += o.candidates;
+  cut_short += o.cut_short;
+  seconds += o.seconds;
+  timing_seconds += o.timing_seconds;
+  return *this;
 }
 
 }  // namespace ios::rt

@@ -81,10 +81,20 @@ class ConvKernel {
   virtual const KernelChoice& choice() const = 0;
 };
 
+// What tuning convolutions cost, summed over those a context tuned.
+struct TuningStats {
+  int candidates = 0;         // engine configurations timed
+  int cut_short = 0;          // of candidates, timing stopped once they could no longer win
+  double seconds = 0;         // wall time tuning: plans built, outputs checked, candidates timed
+  double timing_seconds = 0;  // of seconds, timing candidates
+  TuningStats& operator+=(const TuningStats& o);
+};
+
 struct ConvBuildOptions {
   ConvEngine engine = ConvEngine::kGraph;
   size_t workspace_limit = size_t{256} << 20;
-  bool verbose = false;  // say on stderr which engine was chosen, and every fallback
+  bool verbose = false;          // say on stderr which engine was chosen, and every fallback
+  TuningStats* stats = nullptr;  // when given, tuning adds what it cost
 };
 
 // Builds the kernel for `spec`: from `cached` when given (no tuning), else by autotuning on `b`

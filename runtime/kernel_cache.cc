@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "ios-kernel-cache";
-// 2: engines timed on the GPU alone (conv_kernel.cc, time_median); version 1 timed small convolutions
+// 2: engines timed on the GPU alone (conv_kernel.cc, CandidateTimer); version 1 timed small convolutions
 // by the host's overhead of issuing them, so its picks are not reused.
 constexpr int kVersion = 2;
 constexpr size_t kMaxFileBytes = size_t{64} << 20;

@@ -1,11 +1,11 @@
 #include "runtime/measured_cost_model.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include "common/limits.h"
+#include "common/wall_clock.h"
 #include "runtime/stage_timer.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
@@ -208,8 +208,6 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
 Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph& g, std::vector<Pending> pending,
                                                                 int batch, const sched::StageTimingRule& rule,
                                                                 double share, double boundary_ms) {
-  using Clock = std::chrono::steady_clock;
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   const ExecutorOptions options = executor_options(batch);
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
@@ -217,16 +215,16 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph&
   for (Pending& p : pending) {
     std::unique_ptr<Executor> exec = std::move(p.kept);
     if (!exec) {
-      const auto start = Clock::now();
+      const auto start = WallClock::now();
       ASSIGN_OR_RETURN(exec, Executor::create(g, *weights_, p.plan, options));
       stats_.build_seconds += seconds_since(start);
       stats_.build_parts += exec->build_times();
     }
-    const auto queued = Clock::now();
+    const auto queued = WallClock::now();
     RETURN_IF_ERROR(timer.add(std::move(exec), p.prior));
     stats_.queue_seconds += seconds_since(queued);
   }
-  const auto waited = Clock::now();
+  const auto waited = WallClock::now();
   Timed out;
   ASSIGN_OR_RETURN(out.rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);

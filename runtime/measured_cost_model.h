@@ -56,6 +56,7 @@ class MeasuredCostModel : public sched::CostModel {
                                                      int batch) override;
   size_t measurements() const { return size_t(stats_.stages); }
   const sched::StageTimingStats& stats() const { return stats_; }
+  const Context& context() const { return *context_; }
   const sched::StageTimingRule& rule() const { return params_.rule; }
   const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
   // Every figure is corrected twice, by values measured once per search (shared by its workers and kept

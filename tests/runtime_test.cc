@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -283,7 +284,15 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
     const std::string first = run_ios(args), second = run_ios(args);
     std::printf("%s\n%s\n", first.c_str(), second.c_str());
     EXPECT_NE(first.find("from the kernel cache file 0"), std::string::npos) << first;
-    EXPECT_NE(second.find("engines tuned 0,"), std::string::npos) << second;
+    EXPECT_NE(second.find("| 0 engines tuned in"), std::string::npos) << second;
+    // Tuning says what it cost: every engine tuned timed at least one candidate, and only losers are cut.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(first, m, std::regex(R"((\d+) engines tuned in ([\d.]+) s \(([\d.]+) s timing )"
+                                                        R"((\d+) candidates, (\d+) cut short\))")))
+        << first;
+    EXPECT_GT(std::stoi(m[1]), 0);
+    EXPECT_LE(std::stod(m[3]), std::stod(m[2]));
+    EXPECT_GE(std::stoi(m[4]), std::stoi(m[1]) + std::stoi(m[5]));
     // A file-only process tunes its first convolution once more and keeps the file's engine.
     EXPECT_NE(second.find("(1 tuned again, kept from the file)"), std::string::npos) << second;
     EXPECT_FALSE(engine_lines(first).empty());
