@@ -363,6 +363,9 @@ struct OptimizeArgs {
     cmd->add_flag("!--alone-floors", options.measured_floors,
                   "DP: floor a stage by its ops timed alone only (default: also by costed stages it contains, "
                   "less 5 % + 2 us)");
+    cmd->add_flag("!--full-timing", options.limited_timing,
+                  "measured cost model: time every stage until its rounds settle (default: a stage whose rounds "
+                  "are all past what would beat the best ending so far stops at its minimum rounds)");
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
     cmd->add_flag("!--no-measure", measure_schedule,
                   "measured cost model: do not time the chosen schedule end to end beside its prediction");
@@ -558,6 +561,7 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
                                  {"rounds", t.rounds},
                                  {"replays", t.replays},
                                  {"above_tolerance", t.unsettled},
+                                 {"stopped_past_limit", t.past_limit},
                                  {"requeued", t.requeued},
                                  {"spread_median", t.spread_percentile(0.5)},
                                  {"spread_p90", t.spread_percentile(0.9)},

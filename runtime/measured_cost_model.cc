@@ -146,6 +146,15 @@ Expected<std::vector<double>> MeasuredCostModel::stage_latencies_ms(const ir::Gr
   return time_stages(g, stages, batch, params_.rule, false);
 }
 
+Expected<std::vector<double>> MeasuredCostModel::limited_stage_latencies_ms(const ir::Graph& g,
+                                                                            const std::vector<sched::Stage>& stages,
+                                                                            const std::vector<double>& limits,
+                                                                            int batch) {
+  RETURN_ERROR_IF(limits.size() != stages.size(), ErrorCode::kInvalidArgument,
+                  std::to_string(limits.size()) + " limits for " + std::to_string(stages.size()) + " stages");
+  return time_stages(g, stages, batch, params_.rule, false, limits);
+}
+
 Expected<std::vector<double>> MeasuredCostModel::screen_latencies_ms(const ir::Graph& g,
                                                                      const std::vector<sched::Stage>& stages,
                                                                      int batch) {
@@ -198,10 +207,11 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
     ASSIGN_OR_RETURN(share, cold_share_for(g, batch, boundary_ms));
   }
   std::vector<int> prior;
-  for (const Pending& p : pending) prior.push_back(int(p.prior.size()));
+  std::vector<double> limits;
+  for (const Pending& p : pending) prior.push_back(int(p.prior.size())), limits.push_back(p.limit);
   ASSIGN_OR_RETURN(Timed out, run_timer(g, std::move(pending), batch, rule, share, boundary_ms));
   ++stats_.passes;
-  for (size_t i = 0; i < out.rounds.size(); ++i) stats_.add(out.rounds[i], rule, prior[i]);
+  for (size_t i = 0; i < out.rounds.size(); ++i) stats_.add(out.rounds[i], rule, prior[i], limits[i]);
   return out;
 }
 
@@ -221,7 +231,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph&
       stats_.build_parts += exec->build_times();
     }
     const auto queued = WallClock::now();
-    RETURN_IF_ERROR(timer.add(std::move(exec), p.prior));
+    RETURN_IF_ERROR(timer.add(std::move(exec), p.prior, p.limit));
     stats_.queue_seconds += seconds_since(queued);
   }
   const auto waited = WallClock::now();
@@ -267,7 +277,8 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
 
 Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
                                                              const std::vector<sched::Stage>& stages, int batch,
-                                                             const sched::StageTimingRule& rule, bool screening) {
+                                                             const sched::StageTimingRule& rule, bool screening,
+                                                             const std::vector<double>& limits) {
   std::vector<Pending> pending;
   for (const sched::Stage& stage : stages) {
     if (auto kept = screened_.find(stage_key(g, stage, batch)); kept != screened_.end() && kept->second.exec) {
@@ -276,6 +287,7 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
     } else {
       pending.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
     }
+    if (!limits.empty()) pending.back().limit = limits[pending.size() - 1];
   }
   ASSIGN_OR_RETURN(Timed timed, time_executors(g, std::move(pending), batch, rule));
   for (size_t i = 0; i < stages.size(); ++i) {

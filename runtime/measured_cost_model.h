@@ -9,6 +9,7 @@
 #pragma once
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -39,6 +40,9 @@ class MeasuredCostModel : public sched::CostModel {
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                    int batch) override;
+  // A stage whose rounds are all past its limit stops at the rule's min_rounds (sched::timing_settled).
+  Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
+                                                           const std::vector<double>& limits, int batch) override;
   // One round after the warm-up (the rule's first round, no stop rule). The latest screened stages keep
   // their executors: settling one of them later reuses it, its screening round counted as the first.
   bool screens() const override { return true; }
@@ -107,6 +111,7 @@ class MeasuredCostModel : public sched::CostModel {
     sched::ExecutionPlan plan;
     std::unique_ptr<Executor> kept;
     std::vector<double> prior;
+    double limit = std::numeric_limits<double>::infinity();  // StageTimer::add
   };
   struct Timed {
     std::vector<std::vector<double>> rounds;
@@ -119,8 +124,10 @@ class MeasuredCostModel : public sched::CostModel {
   // The same pass with the corrections given, its stages not counted (its host time is).
   Expected<Timed> run_timer(const ir::Graph& g, std::vector<Pending> pending, int batch,
                             const sched::StageTimingRule& rule, double share, double boundary_ms);
+  // `limits`: one per stage, or empty (none).
   Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
-                                            const sched::StageTimingRule& rule, bool screening);
+                                            const sched::StageTimingRule& rule, bool screening,
+                                            const std::vector<double>& limits = {});
   struct Screened {  // a screened stage's executor and round
     std::unique_ptr<Executor> exec;
     double round_ms = 0;

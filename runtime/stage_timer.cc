@@ -119,15 +119,15 @@ Expected<std::vector<double>> StageTimer::read(const Timed& t) const {
 Status StageTimer::check(Timed& t) {
   ASSIGN_OR_RETURN(std::vector<double> first, read(t));
   t.checked = true;
-  if (sched::timing_settled(first, rule_)) return Status::ok();
+  if (sched::timing_settled(first, rule_, t.limit)) return Status::ok();
   return queue(t, rule_.max_rounds - static_cast<int>(first.size()));
 }
 
-Status StageTimer::add(std::unique_ptr<Executor> exec, std::vector<double> prior) {
+Status StageTimer::add(std::unique_ptr<Executor> exec, std::vector<double> prior, double limit) {
   ASSIGN_OR_RETURN(Event built, make_event());
   CHECK_CUDA(cudaEventRecord(built, exec->main_stream()));
   const int first_rounds = std::max(1, rule_.min_rounds - static_cast<int>(prior.size()));
-  timed_.push_back(Timed{std::move(exec), built.get(), std::move(prior), {}, false});
+  timed_.push_back(Timed{std::move(exec), built.get(), std::move(prior), limit, {}, false});
   events_.push_back(std::move(built));
   RETURN_IF_ERROR(queue(timed_.back(), first_rounds));
   // Stages finish in the order they were queued: check the earlier ones until one is still running.

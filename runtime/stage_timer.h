@@ -6,6 +6,7 @@
 // GPU may have started before it was all queued is queued again (see queue()).
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -28,9 +29,11 @@ class StageTimer {
   StageTimer& operator=(const StageTimer&) = delete;
 
   // Queues `exec`'s warm-up and first rounds, then the remaining rounds of every earlier stage whose
-  // first rounds are done and have not settled. `prior`: rounds this executor was timed for earlier (a
-  // screening round), counted as its first. Holds `exec` until finish().
-  Status add(std::unique_ptr<Executor> exec, std::vector<double> prior = {});
+  // first rounds are done and have not settled (sched::timing_settled against `limit`). `prior`: rounds
+  // this executor was timed for earlier (a screening round), counted as its first. Holds `exec` until
+  // finish().
+  Status add(std::unique_ptr<Executor> exec, std::vector<double> prior = {},
+             double limit = std::numeric_limits<double>::infinity());
   // Waits for every stage added since the last finish(); per stage, in the order added, its rounds
   // (per-replay means in milliseconds, `prior` first).
   Expected<std::vector<std::vector<double>>> finish();
@@ -50,6 +53,7 @@ class StageTimer {
     std::unique_ptr<Executor> exec;
     cudaEvent_t built;  // on the executor's stream after its setup
     std::vector<double> prior;
+    double limit;  // past it, the stage's figure need not be precise
     std::vector<std::vector<Span>> rounds;
     bool checked = false;  // its first rounds were read and, if unsettled, extended
   };

@@ -305,13 +305,20 @@ std::vector<std::string> StageCache::View::keys_of(const ir::Graph& g, const std
 
 namespace {
 
-// Measures the stages at the given indices with `inner` (settled or screening figures).
+// Measures the stages at the given indices with `inner`: screening figures, or settled ones (against
+// `limits` when given).
 StageCache::Measure measure_stages(CostModel& inner, const ir::Graph& g, const std::vector<Stage>& stages, int batch,
-                                   bool screening) {
-  return [&inner, &g, &stages, batch, screening](const std::vector<size_t>& indices) {
+                                   bool screening, const std::vector<double>* limits = nullptr) {
+  return [&inner, &g, &stages, batch, screening, limits](const std::vector<size_t>& indices) {
     std::vector<Stage> some;
-    for (size_t i : indices) some.push_back(stages[i]);
-    return screening ? inner.screen_latencies_ms(g, some, batch) : inner.stage_latencies_ms(g, some, batch);
+    std::vector<double> some_limits;
+    for (size_t i : indices) {
+      some.push_back(stages[i]);
+      if (limits) some_limits.push_back((*limits)[i]);
+    }
+    if (screening) return inner.screen_latencies_ms(g, some, batch);
+    return limits ? inner.limited_stage_latencies_ms(g, some, some_limits, batch)
+                  : inner.stage_latencies_ms(g, some, batch);
   };
 }
 
@@ -325,6 +332,16 @@ Expected<double> StageCache::View::stage_latency_ms(const ir::Graph& g, const St
 Expected<std::vector<double>> StageCache::View::stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                                    int batch) {
   return cache_.lookup_or_measure(keys_of(g, stages, batch), measure_stages(inner_, g, stages, batch, false),
+                                  inner_.name(), false);
+}
+
+Expected<std::vector<double>> StageCache::View::limited_stage_latencies_ms(const ir::Graph& g,
+                                                                           const std::vector<Stage>& stages,
+                                                                           const std::vector<double>& limits,
+                                                                           int batch) {
+  RETURN_ERROR_IF(limits.size() != stages.size(), ErrorCode::kInvalidArgument,
+                  std::to_string(limits.size()) + " limits for " + std::to_string(stages.size()) + " stages");
+  return cache_.lookup_or_measure(keys_of(g, stages, batch), measure_stages(inner_, g, stages, batch, false, &limits),
                                   inner_.name(), false);
 }
 

@@ -29,6 +29,14 @@ class CostModel {
   // this default asks one at a time.
   virtual Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                            int batch);
+  // The same, told for each stage the figure past which the asker cannot use it (`limits`, one per
+  // stage; infinity: none): there a figure need only show that it is past. A measuring model stops timing
+  // such a stage sooner (sched::timing_settled); this default ignores the limits.
+  virtual Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                                   const std::vector<double>& limits, int batch) {
+    (void)limits;
+    return stage_latencies_ms(g, stages, batch);
+  }
   // Cheaper, rougher figures for the same latencies (a measuring model times one round): enough to rule a
   // stage out, not to choose it; the DP settles every stage it may still choose (DpOptions::screen_margin).
   // A model whose figures cost next to nothing answers with its settled ones and says it does not screen.
@@ -165,6 +173,10 @@ class StageCache : public CostModel {
                                                    int batch) override {
     return own_.stage_latencies_ms(g, stages, batch);
   }
+  Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                           const std::vector<double>& limits, int batch) override {
+    return own_.limited_stage_latencies_ms(g, stages, limits, batch);
+  }
   bool screens() const override { return own_.screens(); }
   Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                     int batch) override {
@@ -201,6 +213,10 @@ class StageCache : public CostModel {
     Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
     Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                      int batch) override;
+    // A figure timed against a limit is kept like any other: it is a full measurement that stopped at
+    // the rule's min_rounds.
+    Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                             const std::vector<double>& limits, int batch) override;
     bool screens() const override { return inner_.screens(); }
     Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                       int batch) override;

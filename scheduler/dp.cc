@@ -345,14 +345,20 @@ class PartDp {
   }
 
   // Asks the model for the stages `todo` (distinct) in one request: settled figures, or screening ones
-  // when the DP screens and `settle` is false.
-  Status cost_stages(const std::vector<std::pair<Mask, bool>>& todo, bool settle) {
+  // when the DP screens and `settle` is false. `limits` (settled figures only): per stage, the figure past
+  // which it cannot win.
+  Status cost_stages(const std::vector<std::pair<Mask, bool>>& todo, bool settle,
+                     const std::vector<double>* limits = nullptr) {
     if (todo.empty()) return Status::ok();
     const bool screen = !settle && screening();
     std::vector<Stage> stages;
     for (const auto& [t, merge] : todo) stages.push_back(to_stage(t, merge));
-    ASSIGN_OR_RETURN(std::vector<double> ms, screen ? model_->screen_latencies_ms(g_, stages, options_.batch)
-                                                    : model_->stage_latencies_ms(g_, stages, options_.batch));
+    auto ask = [&]() -> Expected<std::vector<double>> {
+      if (screen) return model_->screen_latencies_ms(g_, stages, options_.batch);
+      if (limits) return model_->limited_stage_latencies_ms(g_, stages, *limits, options_.batch);
+      return model_->stage_latencies_ms(g_, stages, options_.batch);
+    };
+    ASSIGN_OR_RETURN(std::vector<double> ms, ask());
     for (size_t i = 0; i < todo.size(); ++i) {
       const bool again = costed(todo[i].first, todo[i].second);
       costs(todo[i].second)[todo[i].first] = Cost{ms[i], !screen};
@@ -369,6 +375,7 @@ class PartDp {
     if (costed(candidates[from].ending, candidates[from].merge)) return Status::ok();
     const size_t batch = std::isinf(bound) && options_.bound_pruning ? 1 : size_t(std::max(options_.stage_batch, 1));
     std::vector<std::pair<Mask, bool>> todo;
+    std::vector<double> limits;  // past it, the stage loses to the best ending so far
     for (size_t j = from; j < candidates.size() && todo.size() < batch; ++j) {
       const Candidate& c = candidates[j];
       if (options_.bound_pruning && c.lower >= bound) break;
@@ -379,8 +386,10 @@ class PartDp {
         if (lower >= bound) continue;
       }
       todo.push_back(key);
+      limits.push_back(bound - c.rest);
     }
-    return cost_stages(todo, false);
+    const bool limited = options_.bound_pruning && options_.limited_timing && !screening();
+    return cost_stages(todo, false, limited ? &limits : nullptr);
   }
 
   // Screening: settles every candidate whose screening figure could still beat `bound` (the least `high`),

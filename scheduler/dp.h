@@ -28,6 +28,11 @@ struct DpOptions {
   // some of its groups, and a merged convolution by its slowest convolution alone. Exact when adding
   // work to a stage never makes it faster; measured figures carry noise, so near-ties may go otherwise.
   bool measured_floors = true;
+  // With bound_pruning: tell the cost model, for each stage asked, the figure past which it loses to the
+  // best ending so far (CostModel::limited_stage_latencies_ms). A measuring model then stops timing a
+  // stage whose rounds are all past it at its minimum rounds, spread or not. The stage's figure, kept in
+  // the stage cache, is then its median at the minimum rounds.
+  bool limited_timing = true;
   // (state, ending) pairs one part may consider. The DP is exponential in a part's width; a part past
   // the budget is split in two halves (in topological order) and each half solved alone, which is
   // counted in DpStats::budget_splits and noted in the schedule. Real networks stay far below it

@@ -202,6 +202,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
       dp.r = options.r, dp.s = options.s, dp.max_part_size = options.max_part_size, dp.batch = options.batch;
       dp.bound_pruning = options.bound_pruning;
       dp.measured_floors = options.measured_floors;
+      dp.limited_timing = options.limited_timing;
       dp.max_transitions = options.max_transitions;
       dp.memory_budget = options.memory_budget;
       dp.stage_batch = options.stage_batch;

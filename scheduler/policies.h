@@ -30,6 +30,7 @@ struct OptimizeOptions {
   int greedy_max_streams = 10;
   bool bound_pruning = true;                              // DP: see DpOptions::bound_pruning
   bool measured_floors = DpOptions{}.measured_floors;     // DP: see DpOptions::measured_floors
+  bool limited_timing = DpOptions{}.limited_timing;       // DP: see DpOptions::limited_timing
   std::optional<ResourceProfile> profile;                 // Opara; estimated when absent
   int64_t max_transitions = DpOptions{}.max_transitions;  // DP: per part, see DpOptions
   bool reuse_parts = true;                                // DP: see PartSearchOptions

@@ -115,19 +115,25 @@ bool within_tolerance(const std::vector<double>& rounds, const StageTimingRule& 
   return *hi - *lo <= rule.abs_tolerance_ms;
 }
 
-bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule) {
-  const int n = static_cast<int>(rounds.size());
-  if (n >= rule.max_rounds) return true;
-  return n >= rule.min_rounds && within_tolerance(rounds, rule);
+bool past_limit(const std::vector<double>& rounds, const StageTimingRule& rule, double limit) {
+  return !rounds.empty() && *std::min_element(rounds.begin(), rounds.end()) > limit * (1 + rule.tolerance);
 }
 
-void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior) {
+bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule, double limit) {
+  const int n = static_cast<int>(rounds.size());
+  if (n >= rule.max_rounds) return true;
+  return n >= rule.min_rounds && (within_tolerance(rounds, rule) || past_limit(rounds, rule, limit));
+}
+
+void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior, double limit) {
   ++stages;
   const auto n = static_cast<int64_t>(rounds.size());
   this->rounds += n;
   replays += rule.warmup * (n > rule.min_rounds ? 2 : 1) + (n - prior) * rule.number;
   for (size_t i = size_t(prior); i < rounds.size(); ++i) gpu_seconds += rounds[i] * rule.number * 1e-3;
-  unsettled += !within_tolerance(rounds, rule);
+  const bool settled = within_tolerance(rounds, rule);
+  unsettled += !settled;
+  past_limit += !settled && int(n) < rule.max_rounds && sched::past_limit(rounds, rule, limit);
   spreads.push_back(relative_spread(rounds));
   if (prior == 0 && rounds.size() >= 2 && rounds[1] > 0) first_over_second.push_back(rounds[0] / rounds[1]);
 }
@@ -139,6 +145,7 @@ BuildTimes& BuildTimes::operator+=(const BuildTimes& o) {
 
 void StageTimingStats::merge(const StageTimingStats& o) {
   stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
+  past_limit += o.past_limit;
   requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   gpu_span_seconds += o.gpu_span_seconds;
@@ -160,20 +167,21 @@ double StageTimingStats::first_over_second_median() const {
 }
 
 std::string StageTimingStats::summary() const {
-  char text[768];
-  std::snprintf(
-      text, sizeof text,
-      "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
-      "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
-      "%lld above tolerance, first round / second %.3f (median), %lld queued again | GPU: %.1f s in timed rounds, "
-      "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
-      "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
-      static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
-      static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
-      stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
-      static_cast<long long>(unsettled), first_over_second_median(), static_cast<long long>(requeued), gpu_seconds,
-      gpu_span_seconds, build_seconds, build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture,
-      build_parts.instantiate, queue_seconds, wait_seconds);
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
+                "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
+                "%lld above tolerance (%lld stopped past their limit), first round / second %.3f (median), %lld queued "
+                "again | GPU: %.1f s in timed rounds, "
+                "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
+                "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
+                static_cast<long long>(stages), static_cast<long long>(screened),
+                static_cast<long long>(reused_screened), static_cast<long long>(passes),
+                stages ? double(rounds) / double(stages) : 0.0, stages ? double(replays) / double(stages) : 0.0,
+                100 * spread_percentile(0.5), 100 * spread_percentile(0.9), static_cast<long long>(unsettled),
+                static_cast<long long>(past_limit), first_over_second_median(), static_cast<long long>(requeued),
+                gpu_seconds, gpu_span_seconds, build_seconds, build_parts.setup, build_parts.memory,
+                build_parts.kernels, build_parts.capture, build_parts.instantiate, queue_seconds, wait_seconds);
   return text;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,12 @@ double median_of(std::vector<double> values);
 double relative_spread(const std::vector<double>& rounds);  // (max - min) / median; 0 for fewer than 2
 // True when the rounds' spread is within either tolerance of the rule.
 bool within_tolerance(const std::vector<double>& rounds, const StageTimingRule& rule);
-// True once `rounds` (per-replay means, in order) satisfy the rule.
-bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule);
+// True when every round is past `limit` by more than the rule's tolerance: where the stage was asked
+// for, any figure past the limit loses, so a more precise one would lose too.
+bool past_limit(const std::vector<double>& rounds, const StageTimingRule& rule, double limit);
+// True once `rounds` (per-replay means, in order) satisfy the rule, or from min_rounds on are past_limit.
+bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule,
+                    double limit = std::numeric_limits<double>::infinity());
 
 // Host seconds spent building an executor (rt::Executor::create), by part: the measured search builds one
 // per stage, so these say where its host time goes.
@@ -80,7 +85,8 @@ struct BuildTimes {
 struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
   int64_t passes = 0;           // batches of stages timed with one wait (rt::StageTimer)
-  int64_t unsettled = 0;        // stages that reached max_rounds with their spread above tolerance
+  int64_t unsettled = 0;        // stages whose rounds ended with their spread above tolerance
+  int64_t past_limit = 0;       // of unsettled, stopped before max_rounds: every round was past their limit
   int64_t requeued = 0;         // rounds queued again: the GPU may have reached them before they were all queued
   int64_t screened = 0;         // of stages, timed for one round only (CostModel::screen_latencies_ms)
   int64_t reused_screened = 0;  // settled on their screening executor (no build), screening round counted
@@ -101,7 +107,8 @@ struct StageTimingStats {
   // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest. The
   // first `prior` rounds were timed earlier (a screening round, already added): they count among the
   // stage's rounds and spread, not again among the replays and GPU time.
-  void add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior = 0);
+  void add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior = 0,
+           double limit = std::numeric_limits<double>::infinity());
   void merge(const StageTimingStats& other);
   double spread_percentile(double p) const;  // p in [0, 1]
   double first_over_second_median() const;   // 1 when no stage had two rounds of its own

@@ -2,8 +2,11 @@
 // parts spread over worker threads (one per GPU) with one shared stage cache, and progress.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -37,6 +40,21 @@ TEST(StageTiming, NoisyRoundsContinueUntilSteadyOrTheMaximum) {
   EXPECT_FALSE(timing_settled({1.0, 1.3, 1.0, 1.0, 1.0}, rule));  // the outlier stays in the spread
   EXPECT_TRUE(timing_settled({1.0, 1.3, 1.0, 1.0, 1.0, 1.0}, rule));
   EXPECT_DOUBLE_EQ(median_of({1.0, 1.3, 1.0, 1.0, 1.0, 1.0}), 1.0);  // the outlier does not move it
+}
+
+TEST(StageTiming, RoundsAllPastTheirLimitStopAtTheMinimumSpreadOrNot) {
+  const StageTimingRule adaptive;  // 2..4 rounds, 5 %
+  const std::vector<double> noisy = {1.0, 1.3};
+  EXPECT_FALSE(timing_settled(noisy, adaptive));
+  EXPECT_TRUE(timing_settled(noisy, adaptive, 0.9));    // both rounds past 0.9 + 5 %
+  EXPECT_FALSE(timing_settled(noisy, adaptive, 0.96));  // the faster round is within 5 % of the limit
+  EXPECT_FALSE(timing_settled({1.3}, adaptive, 0.5));   // never before the minimum rounds
+  StageTimingStats stats;
+  stats.add(noisy, adaptive, 0, 0.9);
+  stats.add(noisy, adaptive, 0, 0.96);       // would have gone on: not counted as stopped by its limit
+  stats.add({1.0, 1.01}, adaptive, 0, 0.5);  // settled by its spread
+  EXPECT_EQ(stats.unsettled, 2);
+  EXPECT_EQ(stats.past_limit, 1);
 }
 
 TEST(StageTiming, AbsoluteToleranceSettlesShortStagesWhoseRelativeSpreadIsLarge) {
@@ -435,6 +453,85 @@ TEST(StageBatch, AFailedRequestLeavesItsStagesToBeMeasuredAgain) {
   ASSERT_TRUE(again) << again.status().to_string();
   EXPECT_EQ(inner.requests.size(), 1u);
   EXPECT_EQ(cache.size(), 2u);
+}
+
+// ---------- limits (DpOptions::limited_timing) ----------
+
+// signature_latency's figures; records each stage asked and its limit (infinity: asked without one).
+class LimitRecordingModel : public CostModel {
+ public:
+  std::string name() const override { return "limit-recording"; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int) override {
+    asked.push_back({signature_latency(g, st), kNone});
+    return asked.back().first;
+  }
+  Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                           const std::vector<double>& limits, int) override {
+    std::vector<double> out;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      out.push_back(signature_latency(g, stages[i]));
+      asked.push_back({out.back(), limits[i]});
+    }
+    return out;
+  }
+  static constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, double>> asked;  // (figure, limit)
+};
+
+TEST(DpLimits, StagesAreAskedWithWhatWouldBeatTheBestEndingSoFarAndTheOptimumIsUnchanged) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  OptimizeOptions o;
+  o.max_part_size = 50;
+  LimitRecordingModel model;
+  auto limited = optimize(*g, o, model);
+  ASSERT_TRUE(limited) << limited.status().to_string();
+  int64_t finite = 0, past = 0;
+  for (const auto& [figure, limit] : model.asked) {
+    if (std::isinf(limit)) continue;
+    ++finite;
+    past += figure > limit;
+    EXPECT_GT(limit, 0) << "a limit lies above the stage's floor, itself at least 0";
+  }
+  EXPECT_GT(finite, int64_t(model.asked.size()) / 2);
+  EXPECT_GT(past, 0) << "some stages asked lose to the best ending so far";
+  // The model ignores the limits: the same search without them finds the same schedule.
+  TableCostModel table(signature_latency);
+  auto plain = optimize(*g, o, table);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(stage_lists(limited->schedule), stage_lists(plain->schedule));
+  EXPECT_DOUBLE_EQ(limited->schedule.meta.latency_ms, plain->schedule.meta.latency_ms);
+}
+
+TEST(DpLimits, NoLimitsWithFullTimingOrWithoutBoundPruning) {
+  auto g = models::squeezenet();
+  ASSERT_TRUE(g);
+  for (bool prune : {true, false}) {
+    OptimizeOptions o;
+    o.bound_pruning = prune;
+    o.limited_timing = !prune;  // full timing when pruning; limits asked for but no bound to give them
+    LimitRecordingModel model;
+    ASSERT_TRUE(optimize(*g, o, model));
+    EXPECT_TRUE(std::all_of(model.asked.begin(), model.asked.end(), [](const auto& a) { return std::isinf(a.second); }))
+        << "prune " << prune;
+  }
+}
+
+TEST(DpLimits, TheStageCachePassesTheLimitsOfTheStagesItMeasures) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  const Stage a{StageKind::kConcurrent, {{1}}}, b{StageKind::kConcurrent, {{2}}};
+  LimitRecordingModel inner;
+  StageCache cache(inner, "t");
+  ASSERT_TRUE(cache.stage_latencies_ms(*g, {a}, 1));
+  auto both = cache.limited_stage_latencies_ms(*g, {a, b}, {0.5, 0.25}, 1);
+  ASSERT_TRUE(both) << both.status().to_string();
+  ASSERT_EQ(inner.asked.size(), 2u);  // a from the cache
+  EXPECT_DOUBLE_EQ(inner.asked[1].second, 0.25);
+  EXPECT_DOUBLE_EQ((*both)[1], signature_latency(*g, b));
+  auto mismatched = cache.limited_stage_latencies_ms(*g, {a, b}, {0.5}, 1);
+  ASSERT_FALSE(mismatched);
+  EXPECT_NE(mismatched.status().message().find("1 limits for 2 stages"), std::string::npos);
 }
 
 // ---------- screening (DpOptions::screen_margin) ----------
