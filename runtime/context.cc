@@ -211,7 +211,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
   const KernelChoice& c = k->choice();
   const bool from_file = cached && *cached == c;
-  if (!from_file) stats_.tuning.seconds += seconds_since(begin);
+  if (!from_file && c.backend != kElementwiseBackend) stats_.tuning.seconds += seconds_since(begin);
   // A process whose engines all came from the cache file ran NasNet 6.6 % slower than one that tuned them
   // (7.90 vs 7.41 ms, fp32, H100; the same engines, bimodal replays), and tuning any one convolution in
   // the process, its result discarded, restored the speed of all. More runs of the cached kernels, 5 s
