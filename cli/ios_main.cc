@@ -561,7 +561,7 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
                                  {"rounds", t.rounds},
                                  {"replays", t.replays},
                                  {"above_tolerance", t.unsettled},
-                                 {"stopped_past_limit", t.past_limit},
+                                 {"stopped_past_limit", t.stopped_past_limit},
                                  {"requeued", t.requeued},
                                  {"spread_median", t.spread_percentile(0.5)},
                                  {"spread_p90", t.spread_percentile(0.9)},

@@ -194,7 +194,7 @@ class CandidateTimer {
   cudaStream_t stream_;
   Event start_, stop_;
   // Kept across candidates, whose host cost per run is alike: a spin sized for the 32 runs of a timed
-  // batch would hold each 2-run warm-up behind it too (most candidates are cut after their warm-up).
+  // batch would hold each 1-run warm-up behind it too (most candidates are cut after their warm-up).
   double host_ms_per_run_ = 0;
 };
 
@@ -437,7 +437,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     // Built only when its turn comes: the lists hold ~64 plans per convolution at tf32, cuDNN compiles
     // some when they are built, and at most kMaxCandidates are timed (building them all took 36.7 of
     // SqueezeNet's 42.1 s of tf32 tuning on the H100).
-    if (g->build_plan_at_index(handle, i).is_bad()) continue;  // deselected, or the engine refuses it
+    if (g->build_plan_at_index(handle, i).is_bad()) continue;             // deselected, or the engine refuses it
     if (g->execute_plan_at_index(handle, pack, workspace, i).is_bad()) {  // not runnable
       cudaGetLastError();
       continue;

@@ -150,8 +150,7 @@ Expected<std::vector<double>> MeasuredCostModel::limited_stage_latencies_ms(cons
                                                                             const std::vector<sched::Stage>& stages,
                                                                             const std::vector<double>& limits,
                                                                             int batch) {
-  RETURN_ERROR_IF(limits.size() != stages.size(), ErrorCode::kInvalidArgument,
-                  std::to_string(limits.size()) + " limits for " + std::to_string(stages.size()) + " stages");
+  RETURN_IF_ERROR(check_limits(stages, limits));
   return time_stages(g, stages, batch, params_.rule, false, limits);
 }
 

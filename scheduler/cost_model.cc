@@ -335,12 +335,17 @@ Expected<std::vector<double>> StageCache::View::stage_latencies_ms(const ir::Gra
                                   inner_.name(), false);
 }
 
+Status CostModel::check_limits(const std::vector<Stage>& stages, const std::vector<double>& limits) {
+  RETURN_ERROR_IF(limits.size() != stages.size(), ErrorCode::kInvalidArgument,
+                  std::to_string(limits.size()) + " limits for " + std::to_string(stages.size()) + " stages");
+  return Status::ok();
+}
+
 Expected<std::vector<double>> StageCache::View::limited_stage_latencies_ms(const ir::Graph& g,
                                                                            const std::vector<Stage>& stages,
                                                                            const std::vector<double>& limits,
                                                                            int batch) {
-  RETURN_ERROR_IF(limits.size() != stages.size(), ErrorCode::kInvalidArgument,
-                  std::to_string(limits.size()) + " limits for " + std::to_string(stages.size()) + " stages");
+  RETURN_IF_ERROR(check_limits(stages, limits));
   return cache_.lookup_or_measure(keys_of(g, stages, batch), measure_stages(inner_, g, stages, batch, false, &limits),
                                   inner_.name(), false);
 }

@@ -37,6 +37,8 @@ class CostModel {
     (void)limits;
     return stage_latencies_ms(g, stages, batch);
   }
+  // An error unless there is one limit per stage.
+  static Status check_limits(const std::vector<Stage>& stages, const std::vector<double>& limits);
   // Cheaper, rougher figures for the same latencies (a measuring model times one round): enough to rule a
   // stage out, not to choose it; the DP settles every stage it may still choose (DpOptions::screen_margin).
   // A model whose figures cost next to nothing answers with its settled ones and says it does not screen.

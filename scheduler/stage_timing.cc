@@ -133,7 +133,7 @@ void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingR
   for (size_t i = size_t(prior); i < rounds.size(); ++i) gpu_seconds += rounds[i] * rule.number * 1e-3;
   const bool settled = within_tolerance(rounds, rule);
   unsettled += !settled;
-  past_limit += !settled && int(n) < rule.max_rounds && sched::past_limit(rounds, rule, limit);
+  stopped_past_limit += !settled && int(n) < rule.max_rounds && past_limit(rounds, rule, limit);
   spreads.push_back(relative_spread(rounds));
   if (prior == 0 && rounds.size() >= 2 && rounds[1] > 0) first_over_second.push_back(rounds[0] / rounds[1]);
 }
@@ -145,7 +145,7 @@ BuildTimes& BuildTimes::operator+=(const BuildTimes& o) {
 
 void StageTimingStats::merge(const StageTimingStats& o) {
   stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
-  past_limit += o.past_limit;
+  stopped_past_limit += o.stopped_past_limit;
   requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   gpu_span_seconds += o.gpu_span_seconds;
@@ -179,9 +179,10 @@ std::string StageTimingStats::summary() const {
                 static_cast<long long>(reused_screened), static_cast<long long>(passes),
                 stages ? double(rounds) / double(stages) : 0.0, stages ? double(replays) / double(stages) : 0.0,
                 100 * spread_percentile(0.5), 100 * spread_percentile(0.9), static_cast<long long>(unsettled),
-                static_cast<long long>(past_limit), first_over_second_median(), static_cast<long long>(requeued),
-                gpu_seconds, gpu_span_seconds, build_seconds, build_parts.setup, build_parts.memory,
-                build_parts.kernels, build_parts.capture, build_parts.instantiate, queue_seconds, wait_seconds);
+                static_cast<long long>(stopped_past_limit), first_over_second_median(),
+                static_cast<long long>(requeued), gpu_seconds, gpu_span_seconds, build_seconds, build_parts.setup,
+                build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate, queue_seconds,
+                wait_seconds);
   return text;
 }
 

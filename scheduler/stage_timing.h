@@ -84,12 +84,12 @@ struct BuildTimes {
 // What timing a whole search's stages cost and how noisy they were.
 struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
-  int64_t passes = 0;           // batches of stages timed with one wait (rt::StageTimer)
-  int64_t unsettled = 0;        // stages whose rounds ended with their spread above tolerance
-  int64_t past_limit = 0;       // of unsettled, stopped before max_rounds: every round was past their limit
-  int64_t requeued = 0;         // rounds queued again: the GPU may have reached them before they were all queued
-  int64_t screened = 0;         // of stages, timed for one round only (CostModel::screen_latencies_ms)
-  int64_t reused_screened = 0;  // settled on their screening executor (no build), screening round counted
+  int64_t passes = 0;              // batches of stages timed with one wait (rt::StageTimer)
+  int64_t unsettled = 0;           // stages whose rounds ended with their spread above tolerance
+  int64_t stopped_past_limit = 0;  // of unsettled, stopped before max_rounds: every round was past their limit
+  int64_t requeued = 0;            // rounds queued again: the GPU may have reached them before they were all queued
+  int64_t screened = 0;            // of stages, timed for one round only (CostModel::screen_latencies_ms)
+  int64_t reused_screened = 0;     // settled on their screening executor (no build), screening round counted
   // Host wall time making stage executors (the GPU replays earlier stages meanwhile), and waiting for
   // the GPU after the last stage of a pass; GPU time inside timed rounds (each round's figure times its
   // replays: under l2-share a weighted figure, so an estimate; L2 flushes are not counted).

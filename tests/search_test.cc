@@ -54,7 +54,7 @@ TEST(StageTiming, RoundsAllPastTheirLimitStopAtTheMinimumSpreadOrNot) {
   stats.add(noisy, adaptive, 0, 0.96);       // would have gone on: not counted as stopped by its limit
   stats.add({1.0, 1.01}, adaptive, 0, 0.5);  // settled by its spread
   EXPECT_EQ(stats.unsettled, 2);
-  EXPECT_EQ(stats.past_limit, 1);
+  EXPECT_EQ(stats.stopped_past_limit, 1);
 }
 
 TEST(StageTiming, AbsoluteToleranceSettlesShortStagesWhoseRelativeSpreadIsLarge) {
