@@ -830,7 +830,7 @@ struct RunArgs {
   int chaos = 0;
   std::string exec = "staged";
   bool check = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
-  std::string trace_file;
+  std::string trace_file, graph_dot_file;
   std::string input_file, output_file;
 };
 
@@ -1097,6 +1097,8 @@ int cmd_run(RunArgs& a) {
   auto input = run_input(a, *g, config.batch);
   if (!input) return fail(input.status());
   if (Status s = exec.set_input(*input); !s) return fail(s);
+  if (!a.graph_dot_file.empty())
+    if (Status s = exec.write_graph_dot(a.graph_dot_file); !s) return fail(s);
   std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
                ios::layout_name(config.layout), mode_text(exec, a, built->mode).c_str());
@@ -1216,6 +1218,8 @@ int main(int argc, char** argv) {
                 "gather every concatenation an op reads (default: ops whose concatenations extend one another, as "
                 "DenseNet's layers, read prefixes of one shared buffer)");
   run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
+  run->add_option("--graph-dot", run_args.graph_dot_file,
+                  "write the CUDA graph as Graphviz (every node with its launch parameters, every edge)");
   run->add_option("--chaos", run_args.chaos,
                   "instead of timing: N replays with random delays before every plan step, each output compared "
                   "bit for bit with the unperturbed run (exit 3 if any differs)")

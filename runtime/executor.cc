@@ -64,10 +64,6 @@ struct Unit {
       if (st.conv) bytes = std::max(bytes, st.conv->workspace_bytes());
     return bytes;
   }
-  bool uses_cublas() const {
-    return std::any_of(steps.begin(), steps.end(),
-                       [](const StepPlan& st) { return std::holds_alternative<ir::LinearAttrs>(st.op); });
-  }
 };
 
 // Where a unit's work is issued: the stream whose handles it uses, and the convolution workspace.
@@ -103,9 +99,9 @@ struct Executor::Impl {
   sched::MemoryPlan memory;
   std::shared_ptr<Context> ctx;
   std::vector<size_t> stream_workspace;  // per stream: the largest convolution workspace it runs
-  std::vector<void*> workspaces;
-  sched::DataflowGraph dataflow;  // dataflow CUDA graphs: exact edges and workspace slots
-  std::vector<DeviceMemory> slot_workspaces;
+  std::vector<void*> workspaces;         // per stream, or in dataflow graphs per lane
+  sched::DataflowGraph dataflow;         // dataflow CUDA graphs: exact edges and lanes
+  Event lane_join;                       // dataflow capture: the lanes' streams fork from and join the origin
   std::vector<Event> events;
   std::shared_ptr<DeviceStore> store;  // the options' store, else one of this executor's own
   void* arena = nullptr;
@@ -196,7 +192,8 @@ struct Executor::Impl {
   }
 
   Status run_linear(const StepPlan& st, const ir::LinearAttrs& l, int stream_index) {
-    // One cuBLAS handle per stream (its workspace is the handle's): dataflow graphs order linears.
+    // One cuBLAS handle per stream (its workspace is the handle's): dataflow launches that may overlap run
+    // on different lanes.
     const float one = 1.f, zero = 0.f;
     const int in = static_cast<int>(st.in.numel());
     const cudaDataType_t t = cuda_type(cfg.dtype);
@@ -385,35 +382,50 @@ struct Executor::Impl {
   // streams and events run it eagerly).
   bool dataflow_graph_mode() const { return plan.mode == sched::ExecMode::kDataflow && opt.use_graph; }
 
-  // The exact edges, and a workspace per slot: launches that may overlap never share one.
+  // The exact edges, and a lane per launch (a stream with handles and a workspace of its own, shared with
+  // the executors of the same context): launches that may overlap never share one.
   Status plan_dataflow() {
     std::vector<sched::LaunchResources> resources(plan.steps.size());
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (unit_of_step[i] >= 0) {
         const Unit& u = units[size_t(unit_of_step[i])];
-        resources[i] = sched::LaunchResources{u.elided ? 0 : u.workspace_bytes(), u.uses_cublas()};
+        resources[i] = sched::LaunchResources{u.elided ? 0 : u.workspace_bytes(), u.elided};
       }
     ASSIGN_OR_RETURN(dataflow, sched::dataflow_graph(*g, plan, memory, resources));
-    for (size_t bytes : dataflow.slot_bytes) {
-      ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(bytes));
-      slot_workspaces.push_back(std::move(m));
+    RETURN_IF_ERROR(ctx->ensure_streams(int(dataflow.lane_bytes.size())));
+    for (size_t lane = 0; lane < dataflow.lane_bytes.size(); ++lane) {
+      ASSIGN_OR_RETURN(void* ws, ctx->workspace(int(lane), std::max<size_t>(dataflow.lane_bytes[lane], 256)));
+      workspaces.push_back(ws);
     }
+    ASSIGN_OR_RETURN(lane_join, make_event());
     return Status::ok();
   }
 
-  // Captured on one stream; before each launch the capture's dependency set becomes the last nodes of
-  // the launches it depends on, so the graph has exactly the dataflow edges whatever the schedule's streams.
+  static Status set_capture_dependencies(cudaStream_t s, std::vector<cudaGraphNode_t> nodes) {
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    CHECK_CUDA(
+        cudaStreamUpdateCaptureDependencies(s, nodes.data(), nullptr, nodes.size(), cudaStreamSetCaptureDependencies));
+    return Status::ok();
+  }
+
+  static Expected<std::vector<cudaGraphNode_t>> capture_tail(cudaStream_t s) {
+    cudaStreamCaptureStatus status{};
+    const cudaGraphNode_t* last = nullptr;
+    size_t count = 0;
+    CHECK_CUDA(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &last, nullptr, &count));
+    return std::vector<cudaGraphNode_t>(last, last + count);
+  }
+
+  // Each launch is captured on its lane's stream, whose dependency set first becomes the last nodes of
+  // the launches it depends on: the graph has exactly the dataflow edges whatever the streams.
   Status issue_dataflow() {
-    cudaStream_t s = stream(0);
+    cudaStream_t origin = stream(0);
+    const int lanes = int(dataflow.lane_bytes.size());
+    CHECK_CUDA(cudaEventRecord(lane_join.get(), origin));  // the lanes' streams join the capture
+    for (int lane = 1; lane < lanes; ++lane) CHECK_CUDA(cudaStreamWaitEvent(stream(lane), lane_join.get()));
     std::vector<std::vector<cudaGraphNode_t>> tail(plan.steps.size());
     std::vector<bool> awaited(plan.steps.size(), false);
-    auto set_dependencies = [&](std::vector<cudaGraphNode_t> nodes) -> Status {
-      std::sort(nodes.begin(), nodes.end());
-      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-      CHECK_CUDA(cudaStreamUpdateCaptureDependencies(s, nodes.data(), nullptr, nodes.size(),
-                                                     cudaStreamSetCaptureDependencies));
-      return Status::ok();
-    };
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       if (plan.steps[i].kind != sched::PlanStep::Kind::kLaunch) continue;
       std::vector<cudaGraphNode_t> deps;
@@ -421,21 +433,22 @@ struct Executor::Impl {
         deps.insert(deps.end(), tail[size_t(d)].begin(), tail[size_t(d)].end());
         awaited[size_t(d)] = true;
       }
-      RETURN_IF_ERROR(set_dependencies(std::move(deps)));
+      const int lane = std::max(dataflow.lane[i], 0);  // a launch without work adds no node
+      cudaStream_t s = stream(lane);
+      RETURN_IF_ERROR(set_capture_dependencies(s, std::move(deps)));
       if (opt.chaos) launch_delay(static_cast<const long long*>(chaos_cycles.get()) + i, s);
-      const int slot = dataflow.workspace_slot[i];
-      RETURN_IF_ERROR(run_launch(i, Lane{0, slot >= 0 ? slot_workspaces[size_t(slot)].get() : nullptr}));
-      cudaStreamCaptureStatus status{};
-      const cudaGraphNode_t* last = nullptr;
-      size_t count = 0;
-      CHECK_CUDA(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &last, nullptr, &count));
-      tail[i].assign(last, last + count);
+      RETURN_IF_ERROR(run_launch(i, Lane{lane, dataflow.lane[i] >= 0 ? workspaces[size_t(lane)] : nullptr}));
+      ASSIGN_OR_RETURN(tail[i], capture_tail(s));
+    }
+    for (int lane = 1; lane < lanes; ++lane) {  // every lane rejoins the origin, as the capture requires
+      CHECK_CUDA(cudaEventRecord(lane_join.get(), stream(lane)));
+      CHECK_CUDA(cudaStreamWaitEvent(origin, lane_join.get()));
     }
     // The capture ends on every launch nothing else waits for.
     std::vector<cudaGraphNode_t> ends;
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (!awaited[i]) ends.insert(ends.end(), tail[i].begin(), tail[i].end());
-    return set_dependencies(std::move(ends));
+    return set_capture_dependencies(origin, std::move(ends));
   }
 
   // Issues the plan into a CUDA graph and instantiates it; `lap` splits the two in build_times.
@@ -744,9 +757,16 @@ size_t Executor::activation_bytes() const { return impl_->memory.arena_bytes; }
 size_t Executor::activation_bytes_no_reuse() const { return impl_->memory.no_reuse_bytes; }
 size_t Executor::workspace_bytes() const {
   size_t total = 0;
-  for (size_t b : impl_->dataflow_graph_mode() ? impl_->dataflow.slot_bytes : impl_->stream_workspace) total += b;
+  for (size_t b : impl_->dataflow_graph_mode() ? impl_->dataflow.lane_bytes : impl_->stream_workspace) total += b;
   return total;
 }
+Status Executor::write_graph_dot(const std::string& path) const {
+  RETURN_ERROR_IF(!impl_->graph.get(), ErrorCode::kInvalidArgument,
+                  "--graph-dot: the executor has no CUDA graph (built with --no-graph)");
+  CHECK_CUDA(cudaGraphDebugDotPrint(impl_->graph.get(), path.c_str(), cudaGraphDebugDotFlagsVerbose));
+  return Status::ok();
+}
+
 int Executor::graph_edges() const { return impl_->dataflow_graph_mode() ? impl_->dataflow.edges() : -1; }
 size_t Executor::weight_bytes() const { return impl_->weight_total; }
 const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }

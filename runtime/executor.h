@@ -103,6 +103,8 @@ class Executor {
   // as a stage finds them inside a network whose weights exceed the L2).
   Status warm_activations_on(cudaStream_t stream);
   cudaStream_t main_stream() const;
+  // The CUDA graph as Graphviz (cudaGraphDebugDotPrint, verbose: kernels, launch parameters, edges).
+  Status write_graph_dot(const std::string& path) const;
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan
   size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer

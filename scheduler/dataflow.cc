@@ -8,10 +8,6 @@ namespace ios::sched {
 
 namespace {
 
-// A workspace slot is reused by a launch ordered after its last user; past this many slots the oldest
-// is reused with an edge added, trading concurrency for memory.
-constexpr size_t kMaxWorkspaceSlots = 32;
-
 class AncestorSets {
  public:
   explicit AncestorSets(size_t n) : words_((n + 63) / 64), bits_(n * words_, 0) {}
@@ -96,13 +92,13 @@ Expected<DataflowGraph> dataflow_graph(const ir::Graph& g, const ExecutionPlan& 
 
   DataflowGraph d;
   d.deps.assign(plan.steps.size(), {});
-  d.workspace_slot.assign(plan.steps.size(), -1);
+  d.lane.assign(plan.steps.size(), -1);
   AncestorSets ancestors(launches.size());
   auto add_edge = [&](size_t k, size_t j) {
     d.deps[size_t(launches[k])].push_back(launches[j]);
     ancestors.inherit(k, j);
   };
-  std::vector<size_t> slot_user;  // per slot: the launch that used it last
+  std::vector<size_t> lane_user;  // per lane: the launch that ran on it last
   for (size_t k = 0; k < launches.size(); ++k) {
     const int step = launches[k];
     // Latest first: an earlier conflict already implied by a kept edge is dropped (transitive reduction).
@@ -111,27 +107,25 @@ Expected<DataflowGraph> dataflow_graph(const ir::Graph& g, const ExecutionPlan& 
       const int other = launches[j];
       const bool barrier =
           plan.steps[size_t(step)].barrier && plan.steps[size_t(other)].stage < plan.steps[size_t(step)].stage;
-      if (barrier || conflict(access[size_t(other)], access[size_t(step)], memory) ||
-          (resource(step).serial && resource(other).serial))
-        add_edge(k, j);
+      if (barrier || conflict(access[size_t(other)], access[size_t(step)], memory)) add_edge(k, j);
     }
-    const size_t need = resource(step).workspace_bytes;
-    if (need == 0) continue;
-    int slot = -1;
-    for (size_t s = 0; s < slot_user.size(); ++s)
-      if (ancestors.has(k, slot_user[s]) && (slot < 0 || d.slot_bytes[s] > d.slot_bytes[size_t(slot)])) slot = int(s);
-    if (slot < 0 && slot_user.size() < kMaxWorkspaceSlots) {
-      slot = int(slot_user.size());
-      slot_user.push_back(k);
-      d.slot_bytes.push_back(0);
+    if (resource(step).empty) continue;
+    // Of the lanes free for it, the one with the largest workspace, so that workspaces grow least.
+    int lane = -1;
+    for (size_t l = 0; l < lane_user.size(); ++l)
+      if (ancestors.has(k, lane_user[l]) && (lane < 0 || d.lane_bytes[l] > d.lane_bytes[size_t(lane)])) lane = int(l);
+    if (lane < 0 && lane_user.size() < kMaxLanes) {
+      lane = int(lane_user.size());
+      lane_user.push_back(k);
+      d.lane_bytes.push_back(0);
     }
-    if (slot < 0) {  // every slot busy on a concurrent branch: wait for the one used earliest
-      slot = int(std::min_element(slot_user.begin(), slot_user.end()) - slot_user.begin());
-      add_edge(k, slot_user[size_t(slot)]);
+    if (lane < 0) {  // every lane busy on a concurrent branch: wait for the one used earliest
+      lane = int(std::min_element(lane_user.begin(), lane_user.end()) - lane_user.begin());
+      add_edge(k, lane_user[size_t(lane)]);
     }
-    slot_user[size_t(slot)] = k;
-    d.slot_bytes[size_t(slot)] = std::max(d.slot_bytes[size_t(slot)], need);
-    d.workspace_slot[size_t(step)] = slot;
+    lane_user[size_t(lane)] = k;
+    d.lane_bytes[size_t(lane)] = std::max(d.lane_bytes[size_t(lane)], resource(step).workspace_bytes);
+    d.lane[size_t(step)] = lane;
   }
   return d;
 }

@@ -484,7 +484,7 @@ TEST(Dataflow, DataflowBarriersSurviveTheScheduleFileAndBadOnesAreNamed) {
   }
 }
 
-TEST(Dataflow, LaunchesSharingAWorkspaceSlotAreOrdered) {
+TEST(Dataflow, EveryLaunchWithWorkHasALaneAndLaunchesSharingOneAreOrdered) {
   for (uint64_t seed : {1, 2}) {
     models::ModelOptions o;
     o.randwire_seed = seed;
@@ -498,23 +498,21 @@ TEST(Dataflow, LaunchesSharingAWorkspaceSlotAreOrdered) {
     auto d = dataflow_graph(g, p, *m, resources);
     ASSERT_TRUE(d);
     const auto after = closure(*d);
-    size_t slots_used = 0;
+    size_t lanes_used = 0;
     for (size_t i = 0; i < p.steps.size(); ++i) {
-      EXPECT_EQ(d->workspace_slot[i] >= 0, resources[i].workspace_bytes > 0) << "step " << i;
-      if (d->workspace_slot[i] < 0) continue;
-      slots_used = std::max(slots_used, size_t(d->workspace_slot[i]) + 1);
-      EXPECT_GE(d->slot_bytes[size_t(d->workspace_slot[i])], resources[i].workspace_bytes);
-      for (size_t j = 0; j < i; ++j) {
-        if (d->workspace_slot[j] == d->workspace_slot[i]) {
-          EXPECT_TRUE(after[j][i]) << "steps " << j << " and " << i << " share a workspace concurrently";
+      const bool runs_work = p.steps[i].kind == PlanStep::Kind::kLaunch && !resources[i].empty;
+      EXPECT_EQ(d->lane[i] >= 0, runs_work) << "step " << i;
+      if (d->lane[i] < 0) continue;
+      lanes_used = std::max(lanes_used, size_t(d->lane[i]) + 1);
+      EXPECT_GE(d->lane_bytes[size_t(d->lane[i])], resources[i].workspace_bytes);
+      for (size_t j = 0; j < i; ++j)
+        if (d->lane[j] == d->lane[i]) {
+          EXPECT_TRUE(after[j][i]) << "steps " << j << " and " << i << " share a lane concurrently";
         }
-        if (resources[i].serial && resources[j].serial) {
-          EXPECT_TRUE(after[j][i]) << "serial steps " << j << " and " << i << " may overlap";
-        }
-      }
     }
-    EXPECT_EQ(slots_used, d->slot_bytes.size());
-    EXPECT_GT(slots_used, 1u) << "a greedy RandWire plan runs convolutions concurrently";
+    EXPECT_EQ(lanes_used, d->lane_bytes.size());
+    EXPECT_GT(lanes_used, 1u) << "a greedy RandWire plan runs convolutions concurrently";
+    EXPECT_LE(lanes_used, kMaxLanes);
   }
 }
 
