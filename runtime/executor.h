@@ -108,7 +108,7 @@ class Executor {
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan
   size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer
-  size_t workspace_bytes() const;            // convolution workspaces, summed over streams (or slots)
+  size_t workspace_bytes() const;            // convolution workspaces, summed over streams (or lanes)
   int graph_edges() const;                   // dataflow CUDA graphs: dependency edges kept; else -1
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
