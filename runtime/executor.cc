@@ -763,7 +763,9 @@ size_t Executor::workspace_bytes() const {
 Status Executor::write_graph_dot(const std::string& path) const {
   RETURN_ERROR_IF(!impl_->graph.get(), ErrorCode::kInvalidArgument,
                   "--graph-dot: the executor has no CUDA graph (built with --no-graph)");
-  CHECK_CUDA(cudaGraphDebugDotPrint(impl_->graph.get(), path.c_str(), cudaGraphDebugDotFlagsVerbose));
+  const cudaError_t written = cudaGraphDebugDotPrint(impl_->graph.get(), path.c_str(), cudaGraphDebugDotFlagsVerbose);
+  RETURN_ERROR_IF(written != cudaSuccess, ErrorCode::kIoError,
+                  "--graph-dot: cannot write '" + path + "': " + cudaGetErrorString(written));
   return Status::ok();
 }
 
