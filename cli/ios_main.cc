@@ -275,6 +275,7 @@ struct OptimizeArgs {
   std::string out;
   std::string stage_cache;
   ios::sched::StageTimingRule stage_timing;
+  std::optional<double> one_round_margin;  // --one-round-margin; unset: the rule's
   bool measure_schedule = true;
   int dataflow_segment = -1;  // -1: by cost model (see --dataflow-segment)
   std::string devices = "0";
@@ -366,10 +367,23 @@ struct OptimizeArgs {
     cmd->add_flag("!--full-timing", options.limited_timing,
                   "measured cost model: time every stage until its rounds settle (default: a stage whose rounds "
                   "are all past what would beat the best ending so far stops at its minimum rounds)");
+    cmd->add_option_function<double>(
+           "--one-round-margin", [this](double m) { one_round_margin = m; },
+           "measured cost model: a stage asked with a limit (see --full-timing) is timed one round first and stops "
+           "there when that round is past the limit by more than this fraction (0: it gets the rule's minimum "
+           "rounds)")
+        ->default_str("the rule's: 0.1, ios: 0")
+        ->check(CLI::Range(0.0, 10.0));
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
     cmd->add_flag("!--no-measure", measure_schedule,
                   "measured cost model: do not time the chosen schedule end to end beside its prediction");
     report.add_to(cmd);
+  }
+
+  ios::sched::StageTimingRule timing_rule() const {
+    ios::sched::StageTimingRule rule = stage_timing;
+    if (one_round_margin) rule.one_round_margin = *one_round_margin;
+    return rule;
   }
 };
 
@@ -562,6 +576,7 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
                                  {"replays", t.replays},
                                  {"above_tolerance", t.unsettled},
                                  {"stopped_past_limit", t.stopped_past_limit},
+                                 {"stopped_early", t.stopped_early},
                                  {"requeued", t.requeued},
                                  {"spread_median", t.spread_percentile(0.5)},
                                  {"spread_p90", t.spread_percentile(0.9)},
@@ -702,7 +717,7 @@ struct ExtraWorkers {
                   Session& session, ios::sched::StageCache& cache) {
     ios::rt::MeasuredCostModel::Params params;
     params.config = session.config;
-    params.rule = a.stage_timing;
+    params.rule = a.timing_rule();
     contexts.push_back(ctx);
     models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model, params, std::move(ctx)));
     views.push_back(cache.worker(*models.back()));
@@ -724,7 +739,7 @@ int cmd_optimize(OptimizeArgs& a) {
   a.options.policy = *policy;
   auto session = make_session(a);
   if (!session) return fail(session.status());
-  auto model = make_cost_model(*g, a.cost_model, session->config, a.stage_timing, [&] { return session->context(); });
+  auto model = make_cost_model(*g, a.cost_model, session->config, a.timing_rule(), [&] { return session->context(); });
   if (!model) return fail(model.status());
   if ((a.devices != "0" || a.workers_per_gpu != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,
@@ -734,7 +749,7 @@ int cmd_optimize(OptimizeArgs& a) {
   std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
-    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.stage_timing.cache_tag() +
+    cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.timing_rule().cache_tag() +
                  "|" + ios::rt::MeasuredCostModel::kFigureFormat;
 #endif
   if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
@@ -971,7 +986,7 @@ Expected<ios::sched::Schedule> run_schedule(RunArgs& a, const Graph& g, Session&
   if (!policy) return policy.status().with_context("--opt");
   a.opt.options.policy = *policy;
   auto model =
-      make_cost_model(g, a.opt.cost_model, session.config, a.opt.stage_timing, [&] { return session.context(); });
+      make_cost_model(g, a.opt.cost_model, session.config, a.opt.timing_rule(), [&] { return session.context(); });
   if (!model) return model.status();
   if (Status s = attach_opara_profile(g, a.opt, session); !s) return s;
   a.opt.options.dataflow_segment = dataflow_segment(a.opt, **model);

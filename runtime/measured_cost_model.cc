@@ -210,6 +210,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
   for (const Pending& p : pending) prior.push_back(int(p.prior.size())), limits.push_back(p.limit);
   ASSIGN_OR_RETURN(Timed out, run_timer(g, std::move(pending), batch, rule, share, boundary_ms));
   ++stats_.passes;
+  stats_.replays += out.replays;
   for (size_t i = 0; i < out.rounds.size(); ++i) stats_.add(out.rounds[i], rule, prior[i], limits[i]);
   return out;
 }
@@ -238,6 +239,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph&
   ASSIGN_OR_RETURN(out.rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);
   stats_.requeued += timer.requeued();
+  out.replays = timer.replays();
   stats_.gpu_span_seconds += timer.pass_span_ms() * 1e-3;
   for (const std::vector<double>& rounds : out.rounds) out.medians.push_back(sched::median_of(rounds));
   out.executors = timer.take_finished();

@@ -40,7 +40,8 @@ class MeasuredCostModel : public sched::CostModel {
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                    int batch) override;
-  // A stage whose rounds are all past its limit stops at the rule's min_rounds (sched::timing_settled).
+  // A stage is first timed one round; one far past its limit stops there, one whose rounds are all past
+  // it stops at the rule's min_rounds (sched::timing_settled).
   Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                            const std::vector<double>& limits, int batch) override;
   // One round after the warm-up (the rule's first round, no stop rule). The latest screened stages keep
@@ -117,6 +118,7 @@ class MeasuredCostModel : public sched::CostModel {
     std::vector<std::vector<double>> rounds;
     std::vector<double> medians;
     std::vector<std::unique_ptr<Executor>> executors;
+    int64_t replays = 0;  // warm-ups and rounds queued (StageTimer::replays)
   };
   // One pass of the StageTimer over `pending`, in order, counted in stats().
   Expected<Timed> time_executors(const ir::Graph& g, std::vector<Pending> pending, int batch,

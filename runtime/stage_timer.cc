@@ -33,14 +33,15 @@ Expected<cudaEvent_t> StageTimer::record() {
 // the round is dropped and queued again behind itself, which gives the host a head start. A gap between
 // rounds is harmless. (A host function holding the lane until all was queued hung a two-worker search,
 // probably on lazy kernel loading, which waits for the whole device.)
-Status StageTimer::queue(Timed& t, int rounds) {
+Status StageTimer::queue(Timed& t, int rounds, int warmup) {
   std::lock_guard<std::mutex> lock(lane_->queue_mutex());
   if (!pass_begin_) {
     ASSIGN_OR_RETURN(pass_begin_, record());
   }
   // Under the mutex: a wait queued outside it could land inside another worker's round.
   if (t.rounds.empty()) CHECK_CUDA(cudaStreamWaitEvent(stream_, t.built));
-  for (int i = 0; i < rule_.warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
+  for (int i = 0; i < warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
+  replays_ += warmup;
   cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks
   if (!rule_.flushes()) {
     ASSIGN_OR_RETURN(mark, record());
@@ -48,6 +49,7 @@ Status StageTimer::queue(Timed& t, int rounds) {
   for (int r = 0; r < rounds; ++r)
     for (int attempt = 0;; ++attempt) {
       ASSIGN_OR_RETURN(std::vector<Span> spans, queue_round(t, mark));
+      replays_ += rule_.number;
       const cudaError_t reached = cudaEventQuery(spans.front().begin);
       if (reached == cudaErrorNotReady || attempt == kMaxRequeues) {
         t.rounds.push_back(std::move(spans));
@@ -116,34 +118,45 @@ Expected<std::vector<double>> StageTimer::read(const Timed& t) const {
   return rounds;
 }
 
-Status StageTimer::check(Timed& t) {
-  ASSIGN_OR_RETURN(std::vector<double> first, read(t));
-  t.checked = true;
-  if (sched::timing_settled(first, rule_, t.limit)) return Status::ok();
-  return queue(t, rule_.max_rounds - static_cast<int>(first.size()));
+Status StageTimer::check(size_t i) {
+  Timed& t = timed_[i];
+  ASSIGN_OR_RETURN(std::vector<double> rounds, read(t));
+  if (sched::timing_settled(rounds, rule_, t.limit)) return Status::ok();
+  const int n = static_cast<int>(rounds.size());
+  if (n >= rule_.min_rounds) return queue(t, rule_.max_rounds - n, rule_.warmup);
+  const cudaError_t idle = cudaEventQuery(events_.back().get());
+  if (idle != cudaErrorNotReady) CHECK_CUDA(idle);
+  RETURN_IF_ERROR(queue(t, rule_.min_rounds - n, idle == cudaSuccess ? rule_.warmup : 0));
+  unchecked_.push_back(i);
+  return Status::ok();
 }
 
 Status StageTimer::add(std::unique_ptr<Executor> exec, std::vector<double> prior, double limit) {
   ASSIGN_OR_RETURN(Event built, make_event());
   CHECK_CUDA(cudaEventRecord(built, exec->main_stream()));
-  const int first_rounds = std::max(1, rule_.min_rounds - static_cast<int>(prior.size()));
-  timed_.push_back(Timed{std::move(exec), built.get(), std::move(prior), limit, {}, false});
+  const int first = sched::first_rounds(rule_, static_cast<int>(prior.size()), limit);
+  timed_.push_back(Timed{std::move(exec), built.get(), std::move(prior), limit, {}});
   events_.push_back(std::move(built));
-  RETURN_IF_ERROR(queue(timed_.back(), first_rounds));
-  // Stages finish in the order they were queued: check the earlier ones until one is still running.
-  while (unchecked_ + 1 < timed_.size()) {
-    const cudaError_t done = cudaEventQuery(timed_[unchecked_].rounds.back().back().end);
+  RETURN_IF_ERROR(queue(timed_.back(), first, rule_.warmup));
+  unchecked_.push_back(timed_.size() - 1);
+  // Check the earlier stages until one is still running (the one just added is).
+  while (unchecked_.size() > 1) {
+    const cudaError_t done = cudaEventQuery(timed_[unchecked_.front()].rounds.back().back().end);
     if (done == cudaErrorNotReady) break;
     CHECK_CUDA(done);
-    RETURN_IF_ERROR(check(timed_[unchecked_++]));
+    const size_t i = unchecked_.front();
+    unchecked_.pop_front();
+    RETURN_IF_ERROR(check(i));
   }
   return Status::ok();
 }
 
 Expected<std::vector<std::vector<double>>> StageTimer::finish() {
-  for (; unchecked_ < timed_.size(); ++unchecked_) {
-    CHECK_CUDA(cudaEventSynchronize(timed_[unchecked_].rounds.back().back().end));
-    RETURN_IF_ERROR(check(timed_[unchecked_]));
+  while (!unchecked_.empty()) {
+    const size_t i = unchecked_.front();
+    unchecked_.pop_front();
+    CHECK_CUDA(cudaEventSynchronize(timed_[i].rounds.back().back().end));
+    RETURN_IF_ERROR(check(i));
   }
   RETURN_IF_ERROR(wait_for_queued());
   if (pass_begin_) {
@@ -160,7 +173,6 @@ Expected<std::vector<std::vector<double>>> StageTimer::finish() {
   for (Timed& t : timed_) finished_.push_back(std::move(t.exec));
   timed_.clear();
   events_.clear();
-  unchecked_ = 0;
   return out;
 }
 

@@ -1,11 +1,14 @@
 // Times the measured cost model's stage executors, many per pass over the GPU. Each stage's warm-up and
-// first rule.min_rounds rounds are queued behind the previous stage's without waiting, so the GPU replays
-// one stage while the host builds the next. A stage whose first rounds are done without having settled
-// (sched::timing_settled) gets all its remaining rounds at once, after another warm-up: its rounds are no
-// longer back to back with its first ones. The host waits once per pass, not once per round. A round the
-// GPU may have started before it was all queued is queued again (see queue()).
+// first rounds (sched::first_rounds: min_rounds, or one for a stage with a limit) are queued behind the
+// previous stage's without waiting, so the GPU replays one stage while the host builds the next. A stage
+// whose first rounds are done is checked (sched::timing_settled): one stopped short of min_rounds resumes
+// up to it (warmed up again only if the lane had gone idle: the warm-up is the host's head start) and is
+// checked again; one at min_rounds or past it gets all its remaining rounds at once, after another warm-up.
+// The host waits once per pass, not once per round. A round the GPU may have started before it was all
+// queued is queued again (see queue()).
 #pragma once
 
+#include <deque>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -40,6 +43,7 @@ class StageTimer {
   // The executors of the stages finished so far, in the order added (idle; the timer no longer holds them).
   std::vector<std::unique_ptr<Executor>> take_finished();
   int64_t requeued() const { return requeued_; }  // rounds queued again (see queue())
+  int64_t replays() const { return replays_; }    // queued so far: warm-ups, rounds, rounds queued again
   // GPU time from each pass's first queued work to its last event, summed over the finished passes: the
   // time the lane was busy with this timer's stages, gaps inside a pass included.
   double pass_span_ms() const { return pass_span_ms_; }
@@ -55,15 +59,16 @@ class StageTimer {
     std::vector<double> prior;
     double limit;  // past it, the stage's figure need not be precise
     std::vector<std::vector<Span>> rounds;
-    bool checked = false;  // its first rounds were read and, if unsettled, extended
   };
 
   static constexpr int kMaxRequeues = 3;
-  Status queue(Timed& t, int rounds);  // warm-up and rounds, under the lane's queue mutex, checked
+  Status queue(Timed& t, int rounds, int warmup);  // warm-up and rounds, under the lane's queue mutex, checked
   Expected<std::vector<Span>> queue_round(Timed& t, cudaEvent_t& mark);  // one round's replays and events
   Status flush_l2(Timed& t);                                             // before a cold replay, as the rule says
   Expected<std::vector<double>> read(const Timed& t) const;
-  Status check(Timed& t);          // reads t's first rounds (done) and queues the rest if they have not settled
+  // Reads timed_[i]'s rounds (done) and queues more if they have not settled; a stage resumed to
+  // min_rounds goes back on unchecked_.
+  Status check(size_t i);
   Expected<cudaEvent_t> record();  // a new timing event, recorded on the lane
   Status wait_for_queued() const;  // until this timer's last event (other workers' replays may follow)
 
@@ -77,9 +82,12 @@ class StageTimer {
   std::vector<Timed> timed_;
   std::vector<std::unique_ptr<Executor>> finished_;
   int64_t requeued_ = 0;
+  int64_t replays_ = 0;
   cudaEvent_t pass_begin_ = nullptr;  // recorded before the pass's first queued work
   double pass_span_ms_ = 0;
-  size_t unchecked_ = 0;  // timed_[unchecked_..] have not been checked; they finish in this order
+  // Indices into timed_ of stages whose last queued round is not checked yet, in the order those rounds
+  // end on the lane (the order they were queued).
+  std::deque<size_t> unchecked_;
 };
 
 }  // namespace ios::rt

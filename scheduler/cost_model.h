@@ -215,8 +215,8 @@ class StageCache : public CostModel {
     Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
     Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                      int batch) override;
-    // A figure timed against a limit is kept like any other: it is a full measurement that stopped at
-    // the rule's min_rounds.
+    // A figure timed against a limit is kept like any other: a measurement that stopped early (at the
+    // rule's min_rounds, or after one round far past its limit).
     Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                              const std::vector<double>& limits, int batch) override;
     bool screens() const override { return inner_.screens(); }

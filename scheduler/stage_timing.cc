@@ -1,6 +1,7 @@
 #include "scheduler/stage_timing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -16,6 +17,11 @@ std::string StageTimingRule::describe() const {
   std::string out = text;
   if (min_rounds < max_rounds && abs_tolerance_ms > 0) {
     std::snprintf(text, sizeof text, " or %.3g us", abs_tolerance_ms * 1e3);
+    out += text;
+  }
+  if (one_round_margin > 0 && min_rounds > 1) {
+    std::snprintf(text, sizeof text, ", a limited stage's first round past its limit by %.0f%% stops it",
+                  one_round_margin * 100);
     out += text;
   }
   switch (l2) {
@@ -119,22 +125,33 @@ bool past_limit(const std::vector<double>& rounds, const StageTimingRule& rule, 
   return !rounds.empty() && *std::min_element(rounds.begin(), rounds.end()) > limit * (1 + rule.tolerance);
 }
 
+bool far_past_limit(const std::vector<double>& rounds, const StageTimingRule& rule, double limit) {
+  return rule.one_round_margin > 0 && !rounds.empty() &&
+         *std::min_element(rounds.begin(), rounds.end()) > limit * (1 + rule.one_round_margin);
+}
+
+int first_rounds(const StageTimingRule& rule, int prior, double limit) {
+  if (prior == 0 && rule.one_round_margin > 0 && std::isfinite(limit)) return 1;
+  return std::max(1, rule.min_rounds - prior);
+}
+
 bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule, double limit) {
   const int n = static_cast<int>(rounds.size());
   if (n >= rule.max_rounds) return true;
-  return n >= rule.min_rounds && (within_tolerance(rounds, rule) || past_limit(rounds, rule, limit));
+  if (n < rule.min_rounds) return far_past_limit(rounds, rule, limit);
+  return within_tolerance(rounds, rule) || past_limit(rounds, rule, limit);
 }
 
 void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior, double limit) {
   ++stages;
   const auto n = static_cast<int64_t>(rounds.size());
   this->rounds += n;
-  replays += rule.warmup * (n > rule.min_rounds ? 2 : 1) + (n - prior) * rule.number;
   for (size_t i = size_t(prior); i < rounds.size(); ++i) gpu_seconds += rounds[i] * rule.number * 1e-3;
   const bool settled = within_tolerance(rounds, rule);
   unsettled += !settled;
   stopped_past_limit += !settled && int(n) < rule.max_rounds && past_limit(rounds, rule, limit);
-  spreads.push_back(relative_spread(rounds));
+  stopped_early += int(n) < rule.min_rounds;
+  if (n >= 2) spreads.push_back(relative_spread(rounds));  // one round has no spread to tell
   if (prior == 0 && rounds.size() >= 2 && rounds[1] > 0) first_over_second.push_back(rounds[0] / rounds[1]);
 }
 
@@ -145,7 +162,7 @@ BuildTimes& BuildTimes::operator+=(const BuildTimes& o) {
 
 void StageTimingStats::merge(const StageTimingStats& o) {
   stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
-  stopped_past_limit += o.stopped_past_limit;
+  stopped_past_limit += o.stopped_past_limit, stopped_early += o.stopped_early;
   requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   gpu_span_seconds += o.gpu_span_seconds;
@@ -168,21 +185,21 @@ double StageTimingStats::first_over_second_median() const {
 
 std::string StageTimingStats::summary() const {
   char text[1024];
-  std::snprintf(text, sizeof text,
-                "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
-                "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
-                "%lld above tolerance (%lld stopped past their limit), first round / second %.3f (median), %lld queued "
-                "again | GPU: %.1f s in timed rounds, "
-                "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
-                "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
-                static_cast<long long>(stages), static_cast<long long>(screened),
-                static_cast<long long>(reused_screened), static_cast<long long>(passes),
-                stages ? double(rounds) / double(stages) : 0.0, stages ? double(replays) / double(stages) : 0.0,
-                100 * spread_percentile(0.5), 100 * spread_percentile(0.9), static_cast<long long>(unsettled),
-                static_cast<long long>(stopped_past_limit), first_over_second_median(),
-                static_cast<long long>(requeued), gpu_seconds, gpu_span_seconds, build_seconds, build_parts.setup,
-                build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate, queue_seconds,
-                wait_seconds);
+  std::snprintf(
+      text, sizeof text,
+      "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
+      "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
+      "%lld above tolerance (%lld stopped past their limit), %lld stopped before the minimum rounds, far "
+      "past their limit, first round / second %.3f (median), %lld queued again | GPU: %.1f s in timed rounds, "
+      "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
+      "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
+      static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
+      static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
+      stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
+      static_cast<long long>(unsettled), static_cast<long long>(stopped_past_limit),
+      static_cast<long long>(stopped_early), first_over_second_median(), static_cast<long long>(requeued), gpu_seconds,
+      gpu_span_seconds, build_seconds, build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture,
+      build_parts.instantiate, queue_seconds, wait_seconds);
   return text;
 }
 

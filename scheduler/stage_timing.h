@@ -40,9 +40,15 @@ struct StageTimingRule {
   // 1.6 % of the end-to-end latency on Inception V3, NasNet and RandWire (warm: 11-18 % under) and its
   // schedules ran 1.0-2.8 % faster (experiments/RESULTS.md, session 15).
   L2Timing l2 = L2Timing::kColdShare;
+  // A stage asked with a limit (the figure past which it loses to the best ending so far) is timed for
+  // one round first; a round past the limit by more than this fraction stops it there (far_past_limit),
+  // any other goes on to min_rounds. Most stages the DP asks lose by far, and for them the second round
+  // only confirms a loss. The margin is twice the rule's usual tolerance because one round has no spread
+  // to check it against. 0: every stage gets min_rounds.
+  double one_round_margin = 0.10;
 
-  // IOS's rule, timed as IOS did (warm).
-  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0, L2Timing::kWarm}; }
+  // IOS's rule, timed as IOS did (warm, every stage six rounds).
+  static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0, L2Timing::kWarm, 0.0}; }
   // One replay per round (5.5-6.6 replays per stage measured); on the H100 its NasNet schedules ran
   // 5-7% slower than those of two replays per round (experiments/RESULTS.md, session 13). Warm: l2-share
   // needs a warm replay beside the cold one.
@@ -66,7 +72,13 @@ bool within_tolerance(const std::vector<double>& rounds, const StageTimingRule& 
 // True when every round is past `limit` by more than the rule's tolerance: where the stage was asked
 // for, any figure past the limit loses, so a more precise one would lose too.
 bool past_limit(const std::vector<double>& rounds, const StageTimingRule& rule, double limit);
-// True once `rounds` (per-replay means, in order) satisfy the rule, or from min_rounds on are past_limit.
+// True when the rule's one_round_margin is on and every round is past `limit` by more than it.
+bool far_past_limit(const std::vector<double>& rounds, const StageTimingRule& rule, double limit);
+// Rounds a stage is first queued for, `prior` rounds already timed: one when it has a limit and the rule
+// stops far_past_limit stages early, else up to min_rounds (at least one).
+int first_rounds(const StageTimingRule& rule, int prior, double limit);
+// True once `rounds` (per-replay means, in order) satisfy the rule: before min_rounds when far_past_limit,
+// from min_rounds on when within tolerance or past_limit, at max_rounds always.
 bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& rule,
                     double limit = std::numeric_limits<double>::infinity());
 
@@ -87,6 +99,7 @@ struct StageTimingStats {
   int64_t passes = 0;              // batches of stages timed with one wait (rt::StageTimer)
   int64_t unsettled = 0;           // stages whose rounds ended with their spread above tolerance
   int64_t stopped_past_limit = 0;  // of unsettled, stopped before max_rounds: every round was past their limit
+  int64_t stopped_early = 0;       // stopped before min_rounds: far past their limit (one_round_margin)
   int64_t requeued = 0;            // rounds queued again: the GPU may have reached them before they were all queued
   int64_t screened = 0;            // of stages, timed for one round only (CostModel::screen_latencies_ms)
   int64_t reused_screened = 0;     // settled on their screening executor (no build), screening round counted
@@ -99,14 +112,14 @@ struct StageTimingStats {
   double gpu_span_seconds = 0;
   BuildTimes build_parts;       // of build_seconds
   double queue_seconds = 0;     // host wall time queueing replays and events (rt::StageTimer::add)
-  std::vector<double> spreads;  // per stage
+  std::vector<double> spreads;  // per stage of two rounds or more
   // Per stage timed from its first round: first round / second. Above 1 in the median, first rounds
   // pay for something later ones do not (a warm-up too short).
   std::vector<double> first_over_second;
 
-  // One stage's rounds. One that needed more than min_rounds was warmed up again before the rest. The
-  // first `prior` rounds were timed earlier (a screening round, already added): they count among the
-  // stage's rounds and spread, not again among the replays and GPU time.
+  // One stage's rounds (its replays are counted by whoever queued them). The first `prior` rounds were
+  // timed earlier (a screening round, already added): they count among the stage's rounds and spread,
+  // not again in the GPU time.
   void add(const std::vector<double>& rounds, const StageTimingRule& rule, int prior = 0,
            double limit = std::numeric_limits<double>::infinity());
   void merge(const StageTimingStats& other);

@@ -48,12 +48,34 @@ TEST(StageTiming, RoundsAllPastTheirLimitStopAtTheMinimumSpreadOrNot) {
   EXPECT_FALSE(timing_settled(noisy, adaptive));
   EXPECT_TRUE(timing_settled(noisy, adaptive, 0.9));    // both rounds past 0.9 + 5 %
   EXPECT_FALSE(timing_settled(noisy, adaptive, 0.96));  // the faster round is within 5 % of the limit
-  EXPECT_FALSE(timing_settled({1.3}, adaptive, 0.5));   // never before the minimum rounds
+  StageTimingRule two_rounds = adaptive;
+  two_rounds.one_round_margin = 0;
+  EXPECT_FALSE(timing_settled({1.3}, two_rounds, 0.5));  // without the one-round margin, never before the minimum
   StageTimingStats stats;
   stats.add(noisy, adaptive, 0, 0.9);
   stats.add(noisy, adaptive, 0, 0.96);       // would have gone on: not counted as stopped by its limit
   stats.add({1.0, 1.01}, adaptive, 0, 0.5);  // settled by its spread
   EXPECT_EQ(stats.unsettled, 2);
+  EXPECT_EQ(stats.stopped_past_limit, 1);
+}
+
+TEST(StageTiming, AStageWithALimitStartsWithOneRoundAndStopsThereOnlyFarPastIt) {
+  const StageTimingRule adaptive;  // 2..4 rounds, one-round margin 10 %
+  const double none = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(first_rounds(adaptive, 0, 1.0), 1);
+  EXPECT_EQ(first_rounds(adaptive, 0, none), 2);  // no limit: the minimum rounds
+  EXPECT_EQ(first_rounds(adaptive, 1, 1.0), 1);   // a screening round counts as the first
+  EXPECT_TRUE(timing_settled({1.2}, adaptive, 1.0));
+  EXPECT_FALSE(timing_settled({1.08}, adaptive, 1.0));  // past the limit but within the margin: on to the minimum
+  EXPECT_FALSE(timing_settled({1.2}, adaptive));        // no limit
+  StageTimingRule off = adaptive;
+  off.one_round_margin = 0;
+  EXPECT_EQ(first_rounds(off, 0, 1.0), 2);
+  EXPECT_EQ(first_rounds(StageTimingRule::ios(), 0, 1.0), 6);  // IOS's rule times every stage alike
+  StageTimingStats stats;
+  stats.add({1.2}, adaptive, 0, 1.0);
+  stats.add({1.0, 1.3}, adaptive, 0, 0.5);  // past its limit at the minimum rounds: not early
+  EXPECT_EQ(stats.stopped_early, 1);
   EXPECT_EQ(stats.stopped_past_limit, 1);
 }
 
@@ -142,14 +164,14 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   }
 }
 
-TEST(StageTiming, StatsCountRoundsReplaysSecondWarmupsAndStagesAboveTolerance) {
+// Replays are counted by the timer that queued them (rt::StageTimer::replays).
+TEST(StageTiming, StatsCountRoundsGpuTimeAndStagesAboveTolerance) {
   const StageTimingRule rule = kThreeToSix;
   StageTimingStats stats;
   stats.add({1.0, 1.0, 1.0}, rule);
-  stats.add({1.0, 2.0, 1.0, 1.0, 1.0, 1.0}, rule);  // past min_rounds: warmed up again
+  stats.add({1.0, 2.0, 1.0, 1.0, 1.0, 1.0}, rule);
   EXPECT_EQ(stats.stages, 2);
   EXPECT_EQ(stats.rounds, 9);
-  EXPECT_EQ(stats.replays, 3 * rule.warmup + 9 * rule.number);
   EXPECT_EQ(stats.unsettled, 1);
   EXPECT_DOUBLE_EQ(stats.gpu_seconds, 10.0 * rule.number * 1e-3);
   EXPECT_DOUBLE_EQ(stats.spread_percentile(0.9), 1.0);
@@ -161,11 +183,10 @@ TEST(StageTiming, StatsCountRoundsReplaysSecondWarmupsAndStagesAboveTolerance) {
 TEST(StageTiming, StatsCountAScreeningRoundOnceWhenItsStageIsSettledOnTheSameExecutor) {
   const StageTimingRule rule = kThreeToSix;
   StageTimingStats stats;
-  stats.add({2.0}, rule);                                       // screened: one round
-  stats.add({2.0, 1.0, 1.0}, rule, 1);                          // settled, the screening round first
-  EXPECT_EQ(stats.rounds, 1 + 3);                               // the settled figure is the median of three rounds
-  EXPECT_EQ(stats.replays, 2 * rule.warmup + 3 * rule.number);  // three rounds ran, not four
-  EXPECT_DOUBLE_EQ(stats.gpu_seconds, 4.0 * rule.number * 1e-3);
+  stats.add({2.0}, rule);                                         // screened: one round
+  stats.add({2.0, 1.0, 1.0}, rule, 1);                            // settled, the screening round first
+  EXPECT_EQ(stats.rounds, 1 + 3);                                 // the settled figure is the median of three rounds
+  EXPECT_DOUBLE_EQ(stats.gpu_seconds, 4.0 * rule.number * 1e-3);  // three rounds ran, not four
   EXPECT_TRUE(stats.first_over_second.empty());  // a round settled after screening has no first of its own
 }
 
