@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "common/file_io.h"
 #include "ir/json_io.h"
@@ -138,7 +139,7 @@ struct Session::Impl {
     std::unique_ptr<sched::StageCache> cache;
   };
   std::map<std::pair<const ir::Graph*, int>, Model> models;
-  std::map<std::pair<const ir::Graph*, int>, Model> bound_models;            // measured warm, for the bound
+  std::map<std::tuple<const ir::Graph*, int, bool>, Model> bound_models;     // per L2 mode, for the bounds
   std::map<std::pair<const ir::Graph*, int>, std::vector<float>> reference;  // CPU output per batch
 
   Model make_model(const ir::Graph& g, int batch, const std::string& kind) const {
@@ -311,16 +312,13 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
   return out;
 }
 
-Expected<double> Session::critical_path_ms(const ir::Graph& g, int batch) {
-  // Always measured, whatever model the searches use: the bound is a property of the GPU. Each op is
-  // timed warm (its weights in the L2, as no run of a network whose weights exceed the L2 finds them),
-  // so that no schedule can beat the bound; the searches' figures weigh in cold replays.
-  auto key = std::make_pair(&g, batch);
+Expected<double> Session::critical_path_ms(const ir::Graph& g, int batch, bool l2_as_in_network) {
+  auto key = std::make_tuple(&g, batch, l2_as_in_network);
   auto it = impl_->bound_models.find(key);
   if (it == impl_->bound_models.end()) {
-    sched::StageTimingRule warm = impl_->args.stage_timing;
-    warm.l2 = sched::L2Timing::kWarm;
-    it = impl_->bound_models.emplace(key, impl_->make_model(g, batch, "measured", warm)).first;
+    sched::StageTimingRule rule = impl_->args.stage_timing;
+    if (!l2_as_in_network) rule.l2 = sched::L2Timing::kWarm;
+    it = impl_->bound_models.emplace(key, impl_->make_model(g, batch, "measured", rule)).first;
   }
   std::vector<double> finish(g.nodes.size(), 0.0);
   double longest = 0;

@@ -93,9 +93,14 @@ class Session {
   // each schedule's execution mode (empty: all staged).
   Expected<std::vector<Measured>> measure(const ir::Graph& g, const std::vector<const sched::Schedule*>& schedules,
                                           int batch, const std::vector<sched::ExecMode>& modes = {});
-  // Longest path of per-op latencies, each op alone and warm in a CUDA graph, less the stage boundary
-  // (concats count zero: they are written in place); a floor for any schedule that does not merge.
-  Expected<double> critical_path_ms(const ir::Graph& g, int batch);
+  // The longest path of per-op figures, each op timed alone in a CUDA graph, less the stage boundary
+  // (measured, whatever model the searches use; concats count zero: they are written in place).
+  // Warm (`l2_as_in_network` false): its weights in the L2, a floor for any schedule that does not merge. As in the
+  // network: each op priced as the measured search prices it (its rule's L2 mode; under l2-share, weighed
+  // by the cold share calibrated on the network end to end): what a schedule could reach if running ops
+  // side by side cost nothing. That is an estimate, not a bound: the share is an average over the network
+  // (session 20's DenseNet-121 ran faster than it).
+  Expected<double> critical_path_ms(const ir::Graph& g, int batch, bool l2_as_in_network = false);
 
   struct Impl;
 
