@@ -17,5 +17,5 @@ fi
 build/bin/ios optimize --model inception_v3 --opt ios-both --out build/inception_v3.ios-both.json
 build/bin/ios validate --model inception_v3 --schedule build/inception_v3.ios-both.json
 if [ "$gpu" = yes ]; then
-  build/bin/ios run --model inception_v3 --schedule build/inception_v3.ios-both.json --check
+  build/bin/ios run --model inception_v3 --schedule build/inception_v3.ios-both.json --exec auto --prefetch-weights auto --check
 fi

@@ -844,6 +844,7 @@ struct RunArgs {
   std::string export_times;
   int chaos = 0;
   std::string exec = "staged";
+  std::string prefetch_weights = "off";
   bool check = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
   std::string trace_file, graph_dot_file;
   std::string input_file, output_file;
@@ -864,44 +865,68 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
 }
 
-// "cuda-graph, dataflow (412 edges)" / "streams, staged" / "cuda-graph, auto: dataflow (412 edges)".
-std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, ios::sched::ExecMode mode) {
-  std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (a.exec == "auto" ? "auto: " : "") +
-                     ios::sched::exec_mode_name(mode);
+// One way to run a schedule: its execution mode, and whether the CUDA graph prefetches each stage's weights.
+struct RunVariant {
+  ios::sched::ExecMode mode = ios::sched::ExecMode::kStaged;
+  bool prefetch = false;
+  std::string name() const { return std::string(ios::sched::exec_mode_name(mode)) + (prefetch ? "+prefetch" : ""); }
+};
+
+// "cuda-graph, dataflow (412 edges)" / "streams, staged" / "cuda-graph, auto: staged+prefetch".
+std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const RunVariant& v) {
+  const bool automatic = a.exec == "auto" || a.prefetch_weights == "auto";
+  std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (automatic ? "auto: " : "") + v.name();
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
   return text;
 }
 
-// The execution modes --exec names: one, or for auto the two an engine builder would time.
-Expected<std::vector<ios::sched::ExecMode>> exec_modes(const RunArgs& a) {
-  if (a.exec != "auto") {
-    ASSIGN_OR_RETURN(ios::sched::ExecMode mode, ios::sched::parse_exec_mode(a.exec));
-    return std::vector<ios::sched::ExecMode>{mode};
+// The variants --exec and --prefetch-weights name: one, or for auto every one an engine builder would time.
+Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
+  std::vector<ios::sched::ExecMode> modes;
+  if (a.exec == "auto") {
+    modes = {ios::sched::ExecMode::kStaged, ios::sched::ExecMode::kDataflow};
+  } else {
+    Expected<ios::sched::ExecMode> mode = ios::sched::parse_exec_mode(a.exec);
+    if (!mode) return mode.status().with_context("--exec");
+    modes = {*mode};
   }
-  RETURN_ERROR_IF(a.no_graph || a.chaos > 0 || !a.trace_file.empty(), ios::ErrorCode::kInvalidArgument,
-                  "--exec auto times the staged and the dataflow CUDA graph and keeps the faster; it cannot be "
-                  "combined with --no-graph, --chaos or --trace");
-  return std::vector<ios::sched::ExecMode>{ios::sched::ExecMode::kStaged, ios::sched::ExecMode::kDataflow};
+  std::vector<bool> prefetch;
+  if (a.prefetch_weights == "off") prefetch = {false};
+  if (a.prefetch_weights == "on") prefetch = {true};
+  if (a.prefetch_weights == "auto") prefetch = {false, true};
+  RETURN_ERROR_IF(prefetch.empty(), ios::ErrorCode::kInvalidArgument,
+                  "--prefetch-weights must be off, on or auto, got '" + a.prefetch_weights + "'");
+  RETURN_ERROR_IF(a.no_graph && a.prefetch_weights != "off", ios::ErrorCode::kInvalidArgument,
+                  "--prefetch-weights adds nodes to the CUDA graph; it cannot be combined with --no-graph");
+  RETURN_ERROR_IF(modes.size() * prefetch.size() > 1 && (a.no_graph || a.chaos > 0 || !a.trace_file.empty()),
+                  ios::ErrorCode::kInvalidArgument,
+                  "--exec auto and --prefetch-weights auto time the CUDA graphs they name and keep the fastest; they "
+                  "cannot be combined with --no-graph, --chaos or --trace");
+  std::vector<RunVariant> out;
+  for (ios::sched::ExecMode mode : modes)
+    for (bool p : prefetch) out.push_back(RunVariant{mode, p});
+  return out;
 }
 
 struct BuiltRun {
-  ios::sched::ExecMode mode = ios::sched::ExecMode::kStaged;
+  RunVariant variant;
   ios::sched::ExecutionPlan plan;
   std::unique_ptr<ios::rt::Executor> exec;
 };
 
-// The schedule compiled and built for each mode; with more than one, each is timed in three interleaved
-// rounds of 100 replays (the candidates share one store: weights uploaded once) and the one with the
-// lowest median of round medians is kept. Reported, so that a user sees what auto chose and why.
-Expected<BuiltRun> build_run(const std::vector<ios::sched::ExecMode>& modes, const Graph& g,
+// The schedule compiled and built for each variant; with more than one, each is timed in three
+// interleaved rounds of 100 replays (the candidates share one store: weights uploaded once) and the one
+// with the lowest median of round medians is kept. Reported, so that a user sees what auto chose and why.
+Expected<BuiltRun> build_run(const std::vector<RunVariant>& variants, const Graph& g,
                              const ios::sched::Schedule& schedule, const ios::ir::Weights& weights,
                              ios::rt::ExecutorOptions options, Report& report) {
-  if (modes.size() > 1) options.store = std::make_shared<ios::rt::DeviceStore>();
+  if (variants.size() > 1) options.store = std::make_shared<ios::rt::DeviceStore>();
   std::vector<BuiltRun> runs;
-  for (ios::sched::ExecMode mode : modes) {
-    ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(g, schedule, mode));
+  for (const RunVariant& v : variants) {
+    ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(g, schedule, v.mode));
+    options.prefetch_weights = v.prefetch;
     ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
-    runs.push_back(BuiltRun{mode, std::move(plan), std::move(exec)});
+    runs.push_back(BuiltRun{v, std::move(plan), std::move(exec)});
   }
   if (runs.size() == 1) return std::move(runs.front());
   std::vector<std::vector<double>> rounds(runs.size());
@@ -916,10 +941,10 @@ Expected<BuiltRun> build_run(const std::vector<ios::sched::ExecMode>& modes, con
   nlohmann::json timed;
   std::fprintf(report.text(), "Exec auto (3 interleaved rounds of 100):");
   for (size_t i = 0; i < runs.size(); ++i) {
-    timed[ios::sched::exec_mode_name(runs[i].mode)] = ms[i];
-    std::fprintf(report.text(), "%s %s %.3f ms", i ? "," : "", ios::sched::exec_mode_name(runs[i].mode), ms[i]);
+    timed[runs[i].variant.name()] = ms[i];
+    std::fprintf(report.text(), "%s %s %.3f ms", i ? "," : "", runs[i].variant.name().c_str(), ms[i]);
   }
-  std::fprintf(report.text(), " -> %s\n", ios::sched::exec_mode_name(runs[best].mode));
+  std::fprintf(report.text(), " -> %s\n", runs[best].variant.name().c_str());
   report.json["exec_auto_ms"] = timed;
   return std::move(runs[best]);
 }
@@ -1076,8 +1101,8 @@ Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int bat
 
 int cmd_run(RunArgs& a) {
   Report& report = a.opt.report;
-  auto modes = exec_modes(a);  // flags first: a typo is reported on any machine
-  if (!modes) return fail(modes.status().with_context("--exec"));
+  auto variants = run_variants(a);  // flags first: a typo is reported on any machine
+  if (!variants) return fail(variants.status());
   Expected<LoadedModel> model = a.opt.src.load_model();
   if (!model) return fail(model.status());
   const Graph* g = &model->graph;
@@ -1104,7 +1129,7 @@ int cmd_run(RunArgs& a) {
     profiler = std::move(*p);
     options.observer = profiler.get();
   }
-  auto built = build_run(*modes, *g, *schedule, weights, options, report);
+  auto built = build_run(*variants, *g, *schedule, weights, options, report);
   if (!built) return fail(built.status());
   ios::rt::Executor& exec = *built->exec;
   const ios::sched::ExecutionPlan& plan = built->plan;
@@ -1116,7 +1141,7 @@ int cmd_run(RunArgs& a) {
     if (Status s = exec.write_graph_dot(a.graph_dot_file); !s) return fail(s);
   std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
-               ios::layout_name(config.layout), mode_text(exec, a, built->mode).c_str());
+               ios::layout_name(config.layout), mode_text(exec, a, built->variant).c_str());
   report.json.update({{"model", g->name},
                       {"optimization", label},
                       {"batch", config.batch},
@@ -1124,7 +1149,8 @@ int cmd_run(RunArgs& a) {
                       {"layout", ios::layout_name(config.layout)},
                       {"graph", !a.no_graph},
                       {"exec", a.exec},
-                      {"exec_mode", ios::sched::exec_mode_name(built->mode)}});
+                      {"exec_mode", ios::sched::exec_mode_name(built->variant.mode)},
+                      {"prefetch_weights", built->variant.prefetch}});
   std::vector<float> output;
   if (a.chaos > 0) {
     if (int rc = run_chaos(exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
@@ -1227,6 +1253,11 @@ int main(int argc, char** argv) {
                   "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges) | "
                   "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams) | "
                   "auto (staged and dataflow built and timed, the faster kept)");
+  run->add_option("--prefetch-weights", run_args.prefetch_weights,
+                  "off | on (one more CUDA graph node per stage asks the L2 for the stage's weights while the stage "
+                  "before it runs; pays where the weights exceed the L2) | auto (built both ways and timed, the "
+                  "faster kept; with --exec auto, every combination)")
+      ->capture_default_str();
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_flag("--no-shared-concats", run_args.no_shared_concats,

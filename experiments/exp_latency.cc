@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   int batch = 1;
   app.add_option("--exec", exec_list,
                  "comma-separated execution modes: staged, dataflow (with the barriers the search placed), "
-                 "dataflow-free (without them), dataflow-ordered");
+                 "dataflow-free (without them), dataflow-ordered; each optionally followed by +prefetch (the CUDA "
+                 "graph prefetches each stage's weights into the L2)");
   app.add_option("--model", model_list, "comma-separated networks");
   app.add_option("--opt", opt_list, "comma-separated policies");
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
@@ -25,12 +26,22 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
     ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    // "dataflow-free": dataflow execution of the schedule with its dataflow barriers dropped.
-    std::vector<std::pair<sched::ExecMode, bool>> exec_modes;  // mode, barriers dropped
+    // "dataflow-free": dataflow execution of the schedule with its dataflow barriers dropped; "+prefetch"
+    // after a mode: its CUDA graph prefetches each stage's weights (rt::ExecutorOptions::prefetch_weights).
+    struct ExecVariant {
+      sched::ExecMode mode;
+      bool free, prefetch;
+      std::string name;
+    };
+    std::vector<ExecVariant> exec_modes;
     for (const std::string& m : exp::split_list(exec_list)) {
-      const bool free = m == "dataflow-free";
-      ASSIGN_OR_RETURN(sched::ExecMode mode, sched::parse_exec_mode(free ? "dataflow" : m));
-      exec_modes.emplace_back(mode, free);
+      const std::string suffix = "+prefetch";
+      const bool prefetch = m.size() > suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0;
+      const std::string base = prefetch ? m.substr(0, m.size() - suffix.size()) : m;
+      const bool free = base == "dataflow-free";
+      Expected<sched::ExecMode> mode = sched::parse_exec_mode(free ? "dataflow" : base);
+      if (!mode) return mode.status().with_context("--exec '" + m + "'");
+      exec_modes.push_back(ExecVariant{*mode, free, prefetch, m});
     }
     exp::Table table({"model", "policy", "exec", "graph_edges", "batch", "search_s", "stages_costed", "latency_ms",
                       "min_ms", "p90_ms", "speedup_vs_sequential", "critical_path_ms", "latency_over_bound",
@@ -66,21 +77,23 @@ int main(int argc, char** argv) {
       // Every schedule in every mode, one executor each, timed interleaved.
       std::vector<const sched::Schedule*> schedules;
       std::vector<sched::ExecMode> modes;
+      std::vector<bool> prefetch;
       std::vector<std::string> mode_names;
       std::vector<size_t> policy_of;
       std::deque<sched::Schedule> without_barriers;
       for (size_t i = 0; i < scheduled.size(); ++i)
-        for (const auto& [mode, free] : exec_modes) {
-          if (free) {
+        for (const ExecVariant& v : exec_modes) {
+          if (v.free) {
             without_barriers.push_back(scheduled[i].schedule);
             without_barriers.back().dataflow_barriers.clear();
           }
-          schedules.push_back(free ? &without_barriers.back() : &scheduled[i].schedule);
-          modes.push_back(mode);
-          mode_names.push_back(free ? "dataflow-free" : sched::exec_mode_name(mode));
+          schedules.push_back(v.free ? &without_barriers.back() : &scheduled[i].schedule);
+          modes.push_back(v.mode);
+          prefetch.push_back(v.prefetch);
+          mode_names.push_back(v.name);
           policy_of.push_back(i);
         }
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes));
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes, prefetch));
       double sequential = 0;  // staged sequential when measured (the IOS baseline), else the first mode's
       for (size_t v = m.size(); v-- > 0;)
         if (names[policy_of[v]] == "Sequential" && (sequential == 0 || modes[v] == sched::ExecMode::kStaged))

@@ -251,9 +251,12 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
 
 Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
                                                  const std::vector<const sched::Schedule*>& schedules, int batch,
-                                                 const std::vector<sched::ExecMode>& modes) {
+                                                 const std::vector<sched::ExecMode>& modes,
+                                                 const std::vector<bool>& prefetch) {
   RETURN_ERROR_IF(!modes.empty() && modes.size() != schedules.size(), ErrorCode::kInvalidArgument,
                   "measure: one execution mode per schedule");
+  RETURN_ERROR_IF(!prefetch.empty() && prefetch.size() != schedules.size(), ErrorCode::kInvalidArgument,
+                  "measure: one prefetch choice per schedule");
   const auto input = ir::make_input(g.input_shape(), batch, 1);
   std::vector<std::unique_ptr<rt::Executor>> execs;
   std::vector<Measured> out(schedules.size());
@@ -270,6 +273,7 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
     rt::ExecutorOptions eo;
     eo.config = config(batch);
     eo.context = impl_->context;
+    eo.prefetch_weights = !prefetch.empty() && prefetch[i];
     ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::create(g, weights(g), plan, eo));
     if (check) {
       RETURN_IF_ERROR(exec->poison_activations());

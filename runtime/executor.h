@@ -39,6 +39,12 @@ struct ExecutorOptions {
   // records that join streams), its length drawn anew by Executor::perturb. A missing dependency or an
   // unsafe buffer reuse then changes the output; a correct plan gives the same bits whatever the delays.
   bool chaos = false;
+  // CUDA graphs of staged schedules: one more kernel node per stage asks the L2 for the weights of the
+  // stage's launches while the stage before it runs (sm_90: bulk prefetches from one block), so that a
+  // network whose weights exceed the L2 does not fetch them from memory on its critical path. Plans
+  // without stages (Opara's) get none. Whether it pays depends on the network and precision: time it
+  // (`ios run --prefetch-weights auto`; experiments/RESULTS.md, "Weights prefetched into the L2").
+  bool prefetch_weights = false;
 };
 
 // What the executor's convolutions run on: engine name -> convolutions using it, how many outputs
@@ -110,6 +116,7 @@ class Executor {
   size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer
   size_t workspace_bytes() const;            // convolution workspaces, summed over streams (or lanes)
   int graph_edges() const;                   // dataflow CUDA graphs: dependency edges kept; else -1
+  int graph_nodes() const;                   // CUDA graph nodes; -1 without a graph
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
   const ExecConfig& config() const;

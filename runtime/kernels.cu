@@ -13,20 +13,32 @@ namespace {
 template <typename T>
 __device__ float to_float(T v);
 template <>
-__device__ float to_float<float>(float v) { return v; }
+__device__ float to_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ float to_float<__half>(__half v) { return __half2float(v); }
+__device__ float to_float<__half>(__half v) {
+  return __half2float(v);
+}
 template <>
-__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
 
 template <typename T>
 __device__ T from_float(float v);
 template <>
-__device__ float from_float<float>(float v) { return v; }
+__device__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+__device__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 struct Coord {
   int b, c, p;
@@ -34,7 +46,8 @@ struct Coord {
 
 __device__ Coord coord(long long i, const Extent& e) {
   if (e.channels_inner)
-    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels), int((i / e.channels) % e.hw)};
+    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels),
+                 int((i / e.channels) % e.hw)};
   return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int((i / e.hw) % e.channels), int(i % e.hw)};
 }
 
@@ -45,7 +58,7 @@ __device__ T& at(const DevTensor& t, const Coord& k) {
 
 __host__ __device__ long long total(const Extent& e) { return static_cast<long long>(e.batch) * e.channels * e.hw; }
 
-#define GRID_STRIDE_LOOP(i, n)                                                                       \
+#define GRID_STRIDE_LOOP(i, n)                                                               \
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<long long>(gridDim.x) * blockDim.x)
 
@@ -197,7 +210,7 @@ void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, c
   dispatch(t, [&](auto v) {
     using T = decltype(v);
     scale_bias_act_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(x, y, static_cast<const T*>(scale),
-                                                                        static_cast<const T*>(bias), e, act);
+                                                                       static_cast<const T*>(bias), e, act);
   });
 }
 
@@ -215,6 +228,32 @@ void launch_spin(double ms, cudaStream_t stream) {
 }
 
 void launch_delay(const long long* cycles, cudaStream_t stream) { delay_kernel<<<1, 1, 0, stream>>>(cycles); }
+
+__global__ void l2_prefetch_kernel(PrefetchRanges r) {
+  constexpr unsigned long long kChunk = 16384;
+  for (int i = 0; i < r.count; ++i)
+    for (unsigned long long off = threadIdx.x * kChunk; off < r.bytes[i]; off += blockDim.x * kChunk) {
+      const unsigned n = static_cast<unsigned>(r.bytes[i] - off < kChunk ? r.bytes[i] - off : kChunk) & ~15u;
+#if __CUDA_ARCH__ >= 900
+      if (n) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(r.data[i] + off), "r"(n) : "memory");
+#else
+      for (unsigned o = 0; o < n; o += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(r.data[i] + off + o));
+#endif
+    }
+}
+
+cudaError_t add_l2_prefetch_node(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
+                                 const PrefetchRanges& ranges) {
+  PrefetchRanges r = ranges;
+  void* args[] = {&r};
+  cudaKernelNodeParams params{};
+  params.func = reinterpret_cast<void*>(l2_prefetch_kernel);
+  params.gridDim = dim3(1);
+  params.blockDim = dim3(128);
+  params.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  return cudaGraphAddKernelNode(&node, graph, deps, num_deps, &params);
+}
 
 void launch_l2_touch(const void* data, size_t bytes, cudaStream_t stream) {
   const long long words = static_cast<long long>(bytes / sizeof(uint4));

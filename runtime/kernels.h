@@ -60,6 +60,18 @@ void launch_spin(double ms, cudaStream_t stream);
 void launch_delay(const long long* cycles, cudaStream_t stream);
 // Reads the first bytes / 16 * 16 bytes at `data` (16-byte aligned) into the L2, writing nothing.
 void launch_l2_touch(const void* data, size_t bytes, cudaStream_t stream);
+// Byte ranges (16-byte aligned; a last partial 16 bytes is left out) one prefetch node asks the L2 to
+// fetch, returning without waiting for them: bulk prefetches from one block on sm_90, prefetch
+// instructions elsewhere. Nothing is written.
+constexpr int kMaxPrefetchRanges = 16;
+struct PrefetchRanges {
+  const char* data[kMaxPrefetchRanges];
+  unsigned long long bytes[kMaxPrefetchRanges];
+  int count;
+};
+// The prefetch as a kernel node of `graph` after `deps`.
+cudaError_t add_l2_prefetch_node(cudaGraph_t graph, const cudaGraphNode_t* deps, size_t num_deps,
+                                 const PrefetchRanges& ranges);
 // Clock cycles per microsecond of the current device.
 double device_cycles_per_us();
 

@@ -226,6 +226,14 @@ TEST(Cli, RunTakesTrtexecTimingFlagsAndExecutionModes) {
   EXPECT_EQ(auto_eager.code, 1);
   EXPECT_NE(auto_eager.out.find("--exec auto"), std::string::npos) << auto_eager.out;
   EXPECT_NE(auto_eager.out.find("--no-graph"), std::string::npos) << auto_eager.out;
+  // prefetching adds graph nodes: its flag names its values, and without a graph it has nothing to add to
+  const Result bad_prefetch = ios("run --model squeezenet --prefetch-weights always");
+  EXPECT_EQ(bad_prefetch.code, 1);
+  EXPECT_NE(bad_prefetch.out.find("--prefetch-weights"), std::string::npos) << bad_prefetch.out;
+  EXPECT_NE(bad_prefetch.out.find("'always'"), std::string::npos) << bad_prefetch.out;
+  const Result prefetch_eager = ios("run --model squeezenet --opt greedy --prefetch-weights on --no-graph");
+  EXPECT_EQ(prefetch_eager.code, 1);
+  EXPECT_NE(prefetch_eager.out.find("--no-graph"), std::string::npos) << prefetch_eager.out;
 }
 
 }  // namespace

@@ -335,6 +335,38 @@ TEST(GpuRuntime, EagerStreamsMatchGraphReplayInEveryMode) {
   for (const auto& out : outs) EXPECT_EQ(out, outs[0]);
 }
 
+// Prefetching weights adds one kernel node per stage that runs a convolution (the block has fewer than
+// kMaxPrefetchRanges per stage) and changes no output bit, staged or dataflow.
+TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutput) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block();
+  ir::Weights w = ir::make_weights(g);
+  for (sched::ExecMode mode : {sched::ExecMode::kStaged, sched::ExecMode::kDataflow}) {
+    auto plan = sched::compile_plan(g, sched::greedy_schedule(g, 10), mode);
+    ASSERT_TRUE(plan);
+    std::set<int> stages_with_weights;
+    for (const sched::PlanStep& st : plan->steps)
+      for (ir::NodeId op : st.ops)
+        if (st.kind == sched::PlanStep::Kind::kLaunch && g.node(op).is<ir::ConvAttrs>())
+          stages_with_weights.insert(st.stage);
+    std::vector<std::vector<float>> outs;
+    std::vector<int> nodes;
+    for (bool prefetch : {false, true}) {
+      ExecutorOptions eo;
+      eo.prefetch_weights = prefetch;
+      auto exec = Executor::create(g, w, *plan, eo);
+      ASSERT_TRUE(exec) << exec.status().to_string();
+      ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
+      ASSERT_TRUE((*exec)->run().is_ok());
+      outs.push_back(*(*exec)->output());
+      nodes.push_back((*exec)->graph_nodes());
+    }
+    EXPECT_EQ(outs[1], outs[0]) << sched::exec_mode_name(mode);
+    ASSERT_GT(nodes[0], 0);
+    EXPECT_EQ(nodes[1] - nodes[0], int(stages_with_weights.size())) << sched::exec_mode_name(mode);
+  }
+}
+
 TEST(GpuRuntime, DenseLayersReadingPrefixesOfOneSharedBufferMatchTheReference) {
   const ir::Graph g = testing::dense_block(4, /*growth=*/8, /*channels=*/8, /*size=*/6);
   const ir::Weights w = ir::make_weights(g);
@@ -550,7 +582,7 @@ TEST(GpuRuntime, MeasuredCostModelUploadsEachWeightOnceAndFollowsTheStopRule) {
   EXPECT_GE(t.replays, 3 * 1 + t.rounds * 2);
   // A stage past min_rounds is warmed up again; a round the GPU reached too early is queued again.
   EXPECT_LE(t.replays, 3 * 2 + (t.rounds + t.requeued) * 2);
-  EXPECT_EQ(t.passes, 3);                      // one stage per request
+  EXPECT_EQ(t.passes, 3);  // one stage per request
 }
 
 // Stages asked together are timed in one pass, the GPU replaying one while the host builds the next: each
