@@ -47,7 +47,7 @@ struct StepPlan {
   ir::SubOp op;
   ir::Shape in, out;
   const void* weight = nullptr;  // conv and linear, in the run's dtype and layout
-  size_t weight_bytes = 0;
+  size_t weight_bytes = 0;       // read by every launch of the step (ExecutorOptions::prefetch_weights)
   const void* bias = nullptr;
   View src, dst;
   std::optional<View> residual;  // conv: a value added to the output (memory plan's fused sum)
@@ -132,11 +132,13 @@ struct Executor::Impl {
     return View{base, channels, begin, s.h, s.w};
   }
 
+  size_t tensor_bytes(int n, int c, int h, int w) const { return size_t(n) * c * h * w * eb(); }
+
   // Converts a float NCHW tensor (n x c x h x w), made by `host`, to the run's storage and uploads it;
   // with a store, once per `key` (the op and step it belongs to): `host` is not called on a hit.
   Expected<const void*> upload(const std::string& key, const std::function<const std::vector<float>&()>& host, int n,
                                int c, int h, int w) {
-    weight_total += size_t(n) * c * h * w * eb();
+    weight_total += tensor_bytes(n, c, h, w);
     auto pack = [&]() -> Expected<std::vector<uint8_t>> {
       const std::vector<float>& values = host();
       RETURN_ERROR_IF(values.size() != size_t(n) * c * h * w, ErrorCode::kInvalidArgument, "weight of the wrong size");
@@ -545,7 +547,7 @@ struct Executor::Impl {
     ASSIGN_OR_RETURN(st.weight, upload(
                                     key + ".w", [&]() -> const auto& { return p.weight; }, l.out_features, st.in.c,
                                     st.in.h, st.in.w));
-    st.weight_bytes = size_t(l.out_features) * st.in.c * st.in.h * st.in.w * eb();
+    st.weight_bytes = tensor_bytes(l.out_features, st.in.c, st.in.h, st.in.w);
     if (l.has_bias) {
       ASSIGN_OR_RETURN(st.bias, upload(
                                     key + ".b", [&]() -> const auto& { return p.bias; }, 1, l.out_features, 1, 1));
@@ -572,7 +574,7 @@ struct Executor::Impl {
     const int cpg = st.in.c / attrs.groups;
     const std::string key = weight_key(u, step);
     ASSIGN_OR_RETURN(st.weight, upload(key + ".w", weight, attrs.out_channels, cpg, attrs.kh, attrs.kw));
-    st.weight_bytes = size_t(attrs.out_channels) * cpg * attrs.kh * attrs.kw * eb();
+    st.weight_bytes = tensor_bytes(attrs.out_channels, cpg, attrs.kh, attrs.kw);
     if (attrs.has_bias) {
       ASSIGN_OR_RETURN(st.bias, upload(key + ".b", bias, 1, attrs.out_channels, 1, 1));
     }
