@@ -877,6 +877,9 @@ std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const Run
   const bool automatic = a.exec == "auto" || a.prefetch_weights == "auto";
   std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (automatic ? "auto: " : "") + v.name();
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
+  if (v.prefetch)
+    text += exec.prefetch_nodes() > 0 ? ", " + std::to_string(exec.prefetch_nodes()) + " prefetch nodes"
+                                      : ", nothing prefetched: the schedule has no stages with weights";
   return text;
 }
 

@@ -280,6 +280,7 @@ struct Executor::Impl {
   };
   std::map<int, StageWeights> stage_weights;
   bool capturing = false;
+  int prefetch_nodes = 0;
 
   Status note_weights(size_t step, const Unit& u, cudaStream_t s) {
     const int stage = plan.steps[step].stage;
@@ -294,7 +295,7 @@ struct Executor::Impl {
   }
 
   // A node per stage with weights, after the start of the stage before it: it runs beside that stage.
-  Status add_prefetch_nodes(cudaGraph_t cg) const {
+  Status add_prefetch_nodes(cudaGraph_t cg) {
     for (const auto& [stage, sw] : stage_weights) {
       const auto before = stage_weights.find(stage - 1);
       const std::vector<cudaGraphNode_t> none;
@@ -306,6 +307,7 @@ struct Executor::Impl {
           r.bytes[r.count] = sw.weights[j].second;
         }
         CHECK_CUDA(add_l2_prefetch_node(cg, deps.data(), deps.size(), r));
+        ++prefetch_nodes;
       }
     }
     return Status::ok();
@@ -820,6 +822,8 @@ Status Executor::write_graph_dot(const std::string& path) const {
 }
 
 int Executor::graph_edges() const { return impl_->dataflow_graph_mode() ? impl_->dataflow.edges() : -1; }
+
+int Executor::prefetch_nodes() const { return impl_->prefetch_nodes; }
 
 int Executor::graph_nodes() const {
   size_t n = 0;

@@ -117,6 +117,7 @@ class Executor {
   size_t workspace_bytes() const;            // convolution workspaces, summed over streams (or lanes)
   int graph_edges() const;                   // dataflow CUDA graphs: dependency edges kept; else -1
   int graph_nodes() const;                   // CUDA graph nodes; -1 without a graph
+  int prefetch_nodes() const;                // nodes added by ExecutorOptions::prefetch_weights
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
   const ExecConfig& config() const;

@@ -351,6 +351,7 @@ TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutpu
           stages_with_weights.insert(st.stage);
     std::vector<std::vector<float>> outs;
     std::vector<int> nodes;
+    int prefetch_nodes = -1;
     for (bool prefetch : {false, true}) {
       ExecutorOptions eo;
       eo.prefetch_weights = prefetch;
@@ -360,10 +361,12 @@ TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutpu
       ASSERT_TRUE((*exec)->run().is_ok());
       outs.push_back(*(*exec)->output());
       nodes.push_back((*exec)->graph_nodes());
+      if (prefetch) prefetch_nodes = (*exec)->prefetch_nodes();
     }
     EXPECT_EQ(outs[1], outs[0]) << sched::exec_mode_name(mode);
     ASSERT_GT(nodes[0], 0);
     EXPECT_EQ(nodes[1] - nodes[0], int(stages_with_weights.size())) << sched::exec_mode_name(mode);
+    EXPECT_EQ(prefetch_nodes, int(stages_with_weights.size())) << sched::exec_mode_name(mode);
   }
 }
 
