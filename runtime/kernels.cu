@@ -13,32 +13,20 @@ namespace {
 template <typename T>
 __device__ float to_float(T v);
 template <>
-__device__ float to_float<float>(float v) {
-  return v;
-}
+__device__ float to_float<float>(float v) { return v; }
 template <>
-__device__ float to_float<__half>(__half v) {
-  return __half2float(v);
-}
+__device__ float to_float<__half>(__half v) { return __half2float(v); }
 template <>
-__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
+__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T>
 __device__ T from_float(float v);
 template <>
-__device__ float from_float<float>(float v) {
-  return v;
-}
+__device__ float from_float<float>(float v) { return v; }
 template <>
-__device__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
+__device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 struct Coord {
   int b, c, p;
@@ -46,8 +34,7 @@ struct Coord {
 
 __device__ Coord coord(long long i, const Extent& e) {
   if (e.channels_inner)
-    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels),
-                 int((i / e.channels) % e.hw)};
+    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels), int((i / e.channels) % e.hw)};
   return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int((i / e.hw) % e.channels), int(i % e.hw)};
 }
 
@@ -58,7 +45,7 @@ __device__ T& at(const DevTensor& t, const Coord& k) {
 
 __host__ __device__ long long total(const Extent& e) { return static_cast<long long>(e.batch) * e.channels * e.hw; }
 
-#define GRID_STRIDE_LOOP(i, n)                                                               \
+#define GRID_STRIDE_LOOP(i, n)                                                                       \
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<long long>(gridDim.x) * blockDim.x)
 
@@ -210,7 +197,7 @@ void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, c
   dispatch(t, [&](auto v) {
     using T = decltype(v);
     scale_bias_act_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(x, y, static_cast<const T*>(scale),
-                                                                       static_cast<const T*>(bias), e, act);
+                                                                        static_cast<const T*>(bias), e, act);
   });
 }
 
