@@ -62,7 +62,9 @@ void launch_delay(const long long* cycles, cudaStream_t stream);
 void launch_l2_touch(const void* data, size_t bytes, cudaStream_t stream);
 // Byte ranges (16-byte aligned; a last partial 16 bytes is left out) one prefetch node asks the L2 to
 // fetch, returning without waiting for them: bulk prefetches from one block on sm_90, prefetch
-// instructions elsewhere. Nothing is written.
+// instructions elsewhere. Nothing is written. Unlike launch_l2_touch, which loads every word with a
+// grid of blocks and so holds SMs until the data has arrived, the node occupies one block briefly and
+// leaves the SMs to the stage it runs beside.
 constexpr int kMaxPrefetchRanges = 16;
 struct PrefetchRanges {
   const char* data[kMaxPrefetchRanges];
