@@ -276,6 +276,8 @@ struct OptimizeArgs {
   std::string stage_cache;
   ios::sched::StageTimingRule stage_timing;
   std::optional<double> one_round_margin;  // --one-round-margin; unset: the rule's
+  std::string prefetch_weights = "off";    // off | on | auto
+  int prefetch_ahead = 1;
   bool measure_schedule = true;
   int dataflow_segment = -1;  // -1: by cost model (see --dataflow-segment)
   std::string devices = "0";
@@ -377,13 +379,33 @@ struct OptimizeArgs {
     cmd->add_flag("--quiet", quiet, "no progress line on stderr");
     cmd->add_flag("!--no-measure", measure_schedule,
                   "measured cost model: do not time the chosen schedule end to end beside its prediction");
+    cmd->add_option("--prefetch-weights", prefetch_weights,
+                    "off | on (one more CUDA graph node per stage asks the L2 for the stage's weights while the "
+                    "stage before it runs; pays where the weights exceed the L2) | auto (ios run: built both ways "
+                    "and timed, the faster kept; with --exec auto, every combination). On or auto, the measured "
+                    "search calibrates its cold share against the faster of the sequential schedule with and "
+                    "without prefetching")
+        ->capture_default_str();
+    cmd->add_option("--prefetch-ahead", prefetch_ahead,
+                    "with --prefetch-weights on or auto: each stage's weights are prefetched beside the stage this "
+                    "many stages before it")
+        ->check(CLI::Range(1, 99))
+        ->capture_default_str();
     report.add_to(cmd);
   }
 
   ios::sched::StageTimingRule timing_rule() const {
     ios::sched::StageTimingRule rule = stage_timing;
     if (one_round_margin) rule.one_round_margin = *one_round_margin;
+    rule.prefetch_ahead = prefetch_weights == "off" ? 0 : prefetch_ahead;
     return rule;
+  }
+
+  Status check_prefetch_weights() const {
+    RETURN_ERROR_IF(prefetch_weights != "off" && prefetch_weights != "on" && prefetch_weights != "auto",
+                    ios::ErrorCode::kInvalidArgument,
+                    "--prefetch-weights must be off, on or auto, got '" + prefetch_weights + "'");
+    return Status::ok();
   }
 };
 
@@ -532,6 +554,12 @@ std::string calibration_text(const ios::rt::MeasuredCostModel& m, int batch) {
                   "schedule runs %.3f ms end to end",
                   c->share * 100, c->ops_warm_ms, c->ops_cold_ms, c->network_ms);
     out += text;
+    if (c->prefetched_network_ms > 0) {
+      std::snprintf(text, sizeof text, " (%s; prefetching weights it runs %.3f ms)",
+                    c->prefetched_network_ms <= c->network_ms ? "prefetching weights" : "without prefetching",
+                    c->prefetched_network_ms);
+      out += text;
+    }
   }
   return out;
 }
@@ -590,37 +618,55 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
   report.json["kernel_tuning"] = tuning_json(kernels);
 }
 
+// The plan end to end as `ios run` runs it under the flags' --prefetch-weights: without prefetching,
+// with it, or (auto) the faster of the two.
+Expected<ios::rt::Timing> end_to_end(const Graph& g, const ios::ir::Weights& weights,
+                                     const ios::sched::ExecutionPlan& plan, ios::rt::ExecutorOptions options,
+                                     const OptimizeArgs& a) {
+  const int ahead = a.timing_rule().prefetch_ahead;
+  std::vector<int> variants = {ahead};
+  if (a.prefetch_weights == "auto") variants.insert(variants.begin(), 0);
+  std::optional<ios::rt::Timing> best;
+  for (int v : variants) {
+    options.prefetch_ahead = v;
+    ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
+    ASSIGN_OR_RETURN(ios::rt::Timing t, exec->time(ios::rt::TimingOptions{}));
+    if (!best || t.median_ms < best->median_ms) best = t;
+  }
+  return *best;
+}
+
 // Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).
 // `weights` are the measured cost model's (seeded: timing does not depend on values).
 Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
-                       const ios::sched::ExecutionPlan& plan, Session& session, Report& report) {
+                       const ios::sched::ExecutionPlan& plan, Session& session, const OptimizeArgs& a, Report& report) {
   auto context = session.context();
   if (!context) return context.status();
   ios::rt::ExecutorOptions options;
   options.config = session.config;
   options.context = *context;
-  auto exec = ios::rt::Executor::create(g, weights, plan, options);
-  if (!exec) return exec.status();
-  auto t = (*exec)->time(ios::rt::TimingOptions{});
-  if (!t) return t.status();
-  const double predicted = sched.meta.latency_ms, ratio = t->median_ms / predicted;
+  ASSIGN_OR_RETURN(ios::rt::Timing t, end_to_end(g, weights, plan, options, a));
+  const std::string prefetching = a.prefetch_weights == "off" ? "" : ", prefetching weights " + a.prefetch_weights;
+  const double predicted = sched.meta.latency_ms, ratio = t.median_ms / predicted;
   std::fprintf(report.text(),
-               "Fidelity: predicted %.3f ms (sum of its stages) | measured end to end %.3f ms (CUDA graph, median of "
-               "%d) | measured / predicted %.3f\n",
-               predicted, t->median_ms, t->iterations, ratio);
-  report.json["fidelity"] = {{"predicted_ms", predicted}, {"measured_ms", t->median_ms}, {"ratio", ratio}};
+               "Fidelity: predicted %.3f ms (sum of its stages) | measured end to end %.3f ms (CUDA graph%s, median "
+               "of %d) | measured / predicted %.3f\n",
+               predicted, t.median_ms, prefetching.c_str(), t.iterations, ratio);
+  report.json["fidelity"] = {{"predicted_ms", predicted},
+                             {"measured_ms", t.median_ms},
+                             {"ratio", ratio},
+                             {"prefetch_weights", a.prefetch_weights}};
   if (sched.meta.dataflow_latency_ms <= 0) return Status::ok();
   // Dataflow execution with the barriers the search kept, predicted by the sum of its segments.
   ASSIGN_OR_RETURN(ios::sched::ExecutionPlan dataflow_plan,
                    ios::sched::compile_plan(g, sched, ios::sched::ExecMode::kDataflow));
-  ASSIGN_OR_RETURN(auto dataflow, ios::rt::Executor::create(g, weights, dataflow_plan, options));
-  ASSIGN_OR_RETURN(ios::rt::Timing d, dataflow->time(ios::rt::TimingOptions{}));
+  ASSIGN_OR_RETURN(ios::rt::Timing d, end_to_end(g, weights, dataflow_plan, options, a));
   const double dataflow_predicted = sched.meta.dataflow_latency_ms, dataflow_ratio = d.median_ms / dataflow_predicted;
   std::fprintf(report.text(),
                "Fidelity, dataflow with %zu barriers: predicted %.3f ms (sum of its segments) | measured end to end "
                "%.3f ms | measured / predicted %.3f | dataflow / staged measured %.3f\n",
                sched.dataflow_barriers.size(), dataflow_predicted, d.median_ms, dataflow_ratio,
-               d.median_ms / t->median_ms);
+               d.median_ms / t.median_ms);
   report.json["fidelity"]["dataflow"] = {
       {"predicted_ms", dataflow_predicted}, {"measured_ms", d.median_ms}, {"ratio", dataflow_ratio}};
   return Status::ok();
@@ -736,6 +782,7 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!g) return fail(g.status());
   Expected<ios::sched::Policy> policy = ios::sched::parse_policy(a.policy);
   if (!policy) return fail(policy.status().with_context("--opt"));
+  if (Status st = a.check_prefetch_weights(); !st) return fail(st);
   a.options.policy = *policy;
   auto session = make_session(a);
   if (!session) return fail(session.status());
@@ -790,7 +837,7 @@ int cmd_optimize(OptimizeArgs& a) {
   for (const auto& m : extra.models) more_models.push_back(m.get());
   report_stage_timing(**model, more_models, a.options.batch, a.report);
   if (measured && a.measure_schedule && !sched.is_stream_level())
-    if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a.report); !s) return fail(s);
+    if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a, a.report); !s) return fail(s);
 #endif
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
@@ -844,7 +891,6 @@ struct RunArgs {
   std::string export_times;
   int chaos = 0;
   std::string exec = "staged";
-  std::string prefetch_weights = "off";
   bool check = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
   std::string trace_file, graph_dot_file;
   std::string input_file, output_file;
@@ -865,19 +911,22 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
 }
 
-// One way to run a schedule: its execution mode, and whether the CUDA graph prefetches each stage's weights.
+// One way to run a schedule: its execution mode, and how many stages ahead the CUDA graph prefetches
+// each stage's weights (0: not at all).
 struct RunVariant {
   ios::sched::ExecMode mode = ios::sched::ExecMode::kStaged;
-  bool prefetch = false;
-  std::string name() const { return std::string(ios::sched::exec_mode_name(mode)) + (prefetch ? "+prefetch" : ""); }
+  int prefetch_ahead = 0;
+  std::string name() const {
+    return std::string(ios::sched::exec_mode_name(mode)) + ios::rt::prefetch_suffix(prefetch_ahead);
+  }
 };
 
 // "cuda-graph, dataflow (412 edges)" / "streams, staged" / "cuda-graph, auto: staged+prefetch".
 std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const RunVariant& v) {
-  const bool automatic = a.exec == "auto" || a.prefetch_weights == "auto";
+  const bool automatic = a.exec == "auto" || a.opt.prefetch_weights == "auto";
   std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (automatic ? "auto: " : "") + v.name();
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
-  if (v.prefetch)
+  if (v.prefetch_ahead > 0)
     text += exec.prefetch_nodes() > 0 ? ", " + std::to_string(exec.prefetch_nodes()) + " prefetch nodes"
                                       : ", nothing prefetched: the schedule has no stages with weights";
   return text;
@@ -893,13 +942,12 @@ Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
     if (!mode) return mode.status().with_context("--exec");
     modes = {*mode};
   }
-  std::vector<bool> prefetch;
-  if (a.prefetch_weights == "off") prefetch = {false};
-  if (a.prefetch_weights == "on") prefetch = {true};
-  if (a.prefetch_weights == "auto") prefetch = {false, true};
-  RETURN_ERROR_IF(prefetch.empty(), ios::ErrorCode::kInvalidArgument,
-                  "--prefetch-weights must be off, on or auto, got '" + a.prefetch_weights + "'");
-  RETURN_ERROR_IF(a.no_graph && a.prefetch_weights != "off", ios::ErrorCode::kInvalidArgument,
+  RETURN_IF_ERROR(a.opt.check_prefetch_weights());
+  const std::string& p = a.opt.prefetch_weights;
+  const std::vector<int> prefetch = p == "off"  ? std::vector<int>{0}
+                                    : p == "on" ? std::vector<int>{a.opt.prefetch_ahead}
+                                                : std::vector<int>{0, a.opt.prefetch_ahead};
+  RETURN_ERROR_IF(a.no_graph && p != "off", ios::ErrorCode::kInvalidArgument,
                   "--prefetch-weights adds nodes to the CUDA graph; it cannot be combined with --no-graph");
   RETURN_ERROR_IF(modes.size() * prefetch.size() > 1 && (a.no_graph || a.chaos > 0 || !a.trace_file.empty()),
                   ios::ErrorCode::kInvalidArgument,
@@ -907,7 +955,7 @@ Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
                   "cannot be combined with --no-graph, --chaos or --trace");
   std::vector<RunVariant> out;
   for (ios::sched::ExecMode mode : modes)
-    for (bool p : prefetch) out.push_back(RunVariant{mode, p});
+    for (int p : prefetch) out.push_back(RunVariant{mode, p});
   return out;
 }
 
@@ -927,7 +975,7 @@ Expected<BuiltRun> build_run(const std::vector<RunVariant>& variants, const Grap
   std::vector<BuiltRun> runs;
   for (const RunVariant& v : variants) {
     ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(g, schedule, v.mode));
-    options.prefetch_weights = v.prefetch;
+    options.prefetch_ahead = v.prefetch_ahead;
     ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
     runs.push_back(BuiltRun{v, std::move(plan), std::move(exec)});
   }
@@ -1153,7 +1201,7 @@ int cmd_run(RunArgs& a) {
                       {"graph", !a.no_graph},
                       {"exec", a.exec},
                       {"exec_mode", ios::sched::exec_mode_name(built->variant.mode)},
-                      {"prefetch_weights", built->variant.prefetch}});
+                      {"prefetch_ahead", built->variant.prefetch_ahead}});
   std::vector<float> output;
   if (a.chaos > 0) {
     if (int rc = run_chaos(exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
@@ -1256,11 +1304,6 @@ int main(int argc, char** argv) {
                   "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges) | "
                   "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams) | "
                   "auto (staged and dataflow built and timed, the faster kept)");
-  run->add_option("--prefetch-weights", run_args.prefetch_weights,
-                  "off | on (one more CUDA graph node per stage asks the L2 for the stage's weights while the stage "
-                  "before it runs; pays where the weights exceed the L2) | auto (built both ways and timed, the "
-                  "faster kept; with --exec auto, every combination)")
-      ->capture_default_str();
   run->add_flag("--no-fused-sums", run_args.no_fused_sums,
                 "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
   run->add_flag("--no-shared-concats", run_args.no_shared_concats,

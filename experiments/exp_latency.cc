@@ -15,38 +15,66 @@ int main(int argc, char** argv) {
   std::string opt_list = "sequential,greedy,dp_merge,dp_parallel,ios-both,opara";
   std::string exec_list = "staged";
   int batch = 1;
+  int search_prefetch_ahead = -1;
   app.add_option("--exec", exec_list,
                  "comma-separated execution modes: staged, dataflow (with the barriers the search placed), "
                  "dataflow-free (without them), dataflow-ordered; each optionally followed by +prefetch (the CUDA "
-                 "graph prefetches each stage's weights into the L2)");
+                 "graph prefetches each stage's weights into the L2 beside the stage before it) or +prefetchN "
+                 "(beside the stage N before it)");
+  app.add_option("--search-prefetch-ahead", search_prefetch_ahead,
+                 "measured search: calibrate the cold share for weights prefetched this many stages ahead (0: not "
+                 "prefetched; default: the farthest --exec names)")
+      ->check(CLI::Range(0, 99));
   app.add_option("--model", model_list, "comma-separated networks");
   app.add_option("--opt", opt_list, "comma-separated policies");
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
     // "dataflow-free": dataflow execution of the schedule with its dataflow barriers dropped; "+prefetch"
-    // after a mode: its CUDA graph prefetches each stage's weights (rt::ExecutorOptions::prefetch_weights).
+    // after a mode: its CUDA graph prefetches each stage's weights (rt::ExecutorOptions::prefetch_ahead).
     struct ExecVariant {
       sched::ExecMode mode;
-      bool free, prefetch;
+      bool free;
+      int prefetch_ahead;
       std::string name;
     };
     std::vector<ExecVariant> exec_modes;
     for (const std::string& m : exp::split_list(exec_list)) {
-      const std::string suffix = "+prefetch";
-      const bool prefetch = m.size() > suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0;
-      const std::string base = prefetch ? m.substr(0, m.size() - suffix.size()) : m;
-      const bool free = base == "dataflow-free";
-      Expected<sched::ExecMode> mode = sched::parse_exec_mode(free ? "dataflow" : base);
+      Expected<rt::PrefetchVariant> split = rt::split_prefetch_suffix(m);
+      if (!split) return split.status().with_context("--exec");
+      const bool free = split->base == "dataflow-free";
+      Expected<sched::ExecMode> mode = sched::parse_exec_mode(free ? "dataflow" : split->base);
       if (!mode) return mode.status().with_context("--exec '" + m + "'");
-      exec_modes.push_back(ExecVariant{*mode, free, prefetch, m});
+      exec_modes.push_back(ExecVariant{*mode, free, split->ahead, m});
     }
-    exp::Table table({"model", "policy", "exec", "graph_edges", "batch", "search_s", "stages_costed", "latency_ms",
-                      "min_ms", "p90_ms", "speedup_vs_sequential", "critical_path_ms", "latency_over_bound",
-                      "critical_path_search_ms", "latency_over_search_path", "peak_activation_mib", "no_reuse_mib",
-                      "rel_l2_error", "cost_model"});
+    // The measured search calibrates its cold share for prefetching when a mode prefetches (as far
+    // ahead as the farthest), unless told otherwise.
+    if (search_prefetch_ahead < 0)
+      for (const ExecVariant& v : exec_modes) search_prefetch_ahead = std::max(search_prefetch_ahead, v.prefetch_ahead);
+    args.stage_timing.prefetch_ahead = std::max(search_prefetch_ahead, 0);
+    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
+    exp::Table table({"model",
+                      "policy",
+                      "exec",
+                      "graph_edges",
+                      "batch",
+                      "search_s",
+                      "stages_costed",
+                      "latency_ms",
+                      "min_ms",
+                      "p90_ms",
+                      "predicted_ms",
+                      "latency_over_predicted",
+                      "speedup_vs_sequential",
+                      "critical_path_ms",
+                      "latency_over_bound",
+                      "critical_path_search_ms",
+                      "latency_over_search_path",
+                      "peak_activation_mib",
+                      "no_reuse_mib",
+                      "rel_l2_error",
+                      "cost_model"});
     table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
       ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
@@ -77,7 +105,7 @@ int main(int argc, char** argv) {
       // Every schedule in every mode, one executor each, timed interleaved.
       std::vector<const sched::Schedule*> schedules;
       std::vector<sched::ExecMode> modes;
-      std::vector<bool> prefetch;
+      std::vector<int> prefetch_ahead;
       std::vector<std::string> mode_names;
       std::vector<size_t> policy_of;
       std::deque<sched::Schedule> without_barriers;
@@ -89,11 +117,11 @@ int main(int argc, char** argv) {
           }
           schedules.push_back(v.free ? &without_barriers.back() : &scheduled[i].schedule);
           modes.push_back(v.mode);
-          prefetch.push_back(v.prefetch);
+          prefetch_ahead.push_back(v.prefetch_ahead);
           mode_names.push_back(v.name);
           policy_of.push_back(i);
         }
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes, prefetch));
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes, prefetch_ahead));
       double sequential = 0;  // staged sequential when measured (the IOS baseline), else the first mode's
       for (size_t v = m.size(); v-- > 0;)
         if (names[policy_of[v]] == "Sequential" && (sequential == 0 || modes[v] == sched::ExecMode::kStaged))
@@ -102,10 +130,31 @@ int main(int argc, char** argv) {
         const size_t i = policy_of[v];
         const std::string label = names[i] + (exec_modes.size() > 1 ? " [" + mode_names[v] + "]" : "");
         std::printf("%s\n", exp::ios_log_line(name, label, batch, scheduled[i].search_s, m[v].median_ms).c_str());
-        table.add({name, names[i], mode_names[v], m[v].graph_edges, batch, scheduled[i].search_s,
-                   scheduled[i].stages_costed, m[v].median_ms, m[v].min_ms, m[v].p90_ms,
-                   sequential > 0 ? sequential / m[v].median_ms : 0.0, bound, m[v].median_ms / bound, search_path,
-                   m[v].median_ms / search_path, m[v].peak_mib, m[v].no_reuse_mib, m[v].error,
+        // The search's prediction: the sum of its stages (or of its dataflow segments, run that way).
+        const sched::ScheduleMeta& meta = scheduled[i].schedule.meta;
+        const bool by_segments = modes[v] != sched::ExecMode::kStaged && !exec_modes[v % exec_modes.size()].free &&
+                                 meta.dataflow_latency_ms > 0;
+        const double predicted = by_segments ? meta.dataflow_latency_ms : meta.latency_ms;
+        table.add({name,
+                   names[i],
+                   mode_names[v],
+                   m[v].graph_edges,
+                   batch,
+                   scheduled[i].search_s,
+                   scheduled[i].stages_costed,
+                   m[v].median_ms,
+                   m[v].min_ms,
+                   m[v].p90_ms,
+                   predicted,
+                   predicted > 0 ? m[v].median_ms / predicted : 0.0,
+                   sequential > 0 ? sequential / m[v].median_ms : 0.0,
+                   bound,
+                   m[v].median_ms / bound,
+                   search_path,
+                   m[v].median_ms / search_path,
+                   m[v].peak_mib,
+                   m[v].no_reuse_mib,
+                   m[v].error,
                    session->cost_model_name()});
       }
       std::printf(

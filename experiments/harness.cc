@@ -252,10 +252,10 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
 Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
                                                  const std::vector<const sched::Schedule*>& schedules, int batch,
                                                  const std::vector<sched::ExecMode>& modes,
-                                                 const std::vector<bool>& prefetch) {
+                                                 const std::vector<int>& prefetch_ahead) {
   RETURN_ERROR_IF(!modes.empty() && modes.size() != schedules.size(), ErrorCode::kInvalidArgument,
                   "measure: one execution mode per schedule");
-  RETURN_ERROR_IF(!prefetch.empty() && prefetch.size() != schedules.size(), ErrorCode::kInvalidArgument,
+  RETURN_ERROR_IF(!prefetch_ahead.empty() && prefetch_ahead.size() != schedules.size(), ErrorCode::kInvalidArgument,
                   "measure: one prefetch choice per schedule");
   const auto input = ir::make_input(g.input_shape(), batch, 1);
   std::vector<std::unique_ptr<rt::Executor>> execs;
@@ -273,7 +273,7 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
     rt::ExecutorOptions eo;
     eo.config = config(batch);
     eo.context = impl_->context;
-    eo.prefetch_weights = !prefetch.empty() && prefetch[i];
+    eo.prefetch_ahead = prefetch_ahead.empty() ? 0 : prefetch_ahead[i];
     ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::create(g, weights(g), plan, eo));
     if (check) {
       RETURN_IF_ERROR(exec->poison_activations());

@@ -90,11 +90,11 @@ class Session {
   Expected<Scheduled> optimize(const ir::Graph& g, sched::Policy policy, int batch, int r = 3, int s = 8,
                                bool fresh = false);
   // Times every schedule at `batch`, interleaved: rounds x (each executor, iters replays); `modes` gives
-  // each schedule's execution mode (empty: all staged), `prefetch` whether its CUDA graph prefetches each
-  // stage's weights (empty: none does).
+  // each schedule's execution mode (empty: all staged), `prefetch_ahead` how many stages ahead its CUDA
+  // graph prefetches each stage's weights (rt::ExecutorOptions::prefetch_ahead; empty: none does).
   Expected<std::vector<Measured>> measure(const ir::Graph& g, const std::vector<const sched::Schedule*>& schedules,
                                           int batch, const std::vector<sched::ExecMode>& modes = {},
-                                          const std::vector<bool>& prefetch = {});
+                                          const std::vector<int>& prefetch_ahead = {});
   // The longest path of per-op figures, each op timed alone in a CUDA graph, less the stage boundary
   // (measured, whatever model the searches use; concats count zero: they are written in place).
   // Warm (`l2_as_in_network` false): its weights in the L2, a floor for any schedule that does not merge. As in the

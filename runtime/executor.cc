@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <random>
@@ -47,7 +48,7 @@ struct StepPlan {
   ir::SubOp op;
   ir::Shape in, out;
   const void* weight = nullptr;  // conv and linear, in the run's dtype and layout
-  size_t weight_bytes = 0;       // read by every launch of the step (ExecutorOptions::prefetch_weights)
+  size_t weight_bytes = 0;       // read by every launch of the step (ExecutorOptions::prefetch_ahead)
   const void* bias = nullptr;
   View src, dst;
   std::optional<View> residual;  // conv: a value added to the output (memory plan's fused sum)
@@ -270,7 +271,7 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  // ExecutorOptions::prefetch_weights, while capturing: per stage, the weights its launches read and the
+  // ExecutorOptions::prefetch_ahead, while capturing: per stage, the weights its launches read and the
   // capture dependencies of its first launch (the stage's start). Per stage, not per launch: a node per
   // launch made Inception V3's staged graph 18 % slower on the H100 (the extra launches held up the
   // concurrent branches), one per stage 8 % faster.
@@ -284,7 +285,7 @@ struct Executor::Impl {
 
   Status note_weights(size_t step, const Unit& u, cudaStream_t s) {
     const int stage = plan.steps[step].stage;
-    if (!capturing || !opt.prefetch_weights || stage < 0) return Status::ok();
+    if (!capturing || opt.prefetch_ahead <= 0 || stage < 0) return Status::ok();
     auto [it, first] = stage_weights.try_emplace(stage);
     if (first) {
       ASSIGN_OR_RETURN(it->second.start, capture_tail(s));
@@ -294,12 +295,13 @@ struct Executor::Impl {
     return Status::ok();
   }
 
-  // A node per stage with weights, after the start of the stage before it: it runs beside that stage.
+  // A node per stage with weights, after the start of the stage prefetch_ahead before it (or the last
+  // one before that which launches anything; the graph's start for the first stages): it runs beside it.
   Status add_prefetch_nodes(cudaGraph_t cg) {
+    const std::vector<cudaGraphNode_t> none;
     for (const auto& [stage, sw] : stage_weights) {
-      const auto before = stage_weights.find(stage - 1);
-      const std::vector<cudaGraphNode_t> none;
-      const std::vector<cudaGraphNode_t>& deps = before == stage_weights.end() ? none : before->second.start;
+      auto after = stage_weights.upper_bound(stage - opt.prefetch_ahead);
+      const std::vector<cudaGraphNode_t>& deps = after == stage_weights.begin() ? none : std::prev(after)->second.start;
       for (size_t i = 0; i < sw.weights.size(); i += kMaxPrefetchRanges) {
         PrefetchRanges r{};
         for (size_t j = i; j < sw.weights.size() && r.count < kMaxPrefetchRanges; ++j, ++r.count) {
@@ -851,6 +853,23 @@ KernelReport Executor::kernel_report() const {
   r.concat_inputs_in_place = impl_->memory.terms_in_place;
   r.concat_inputs_copied = impl_->memory.concat_terms - impl_->memory.terms_in_place;
   return r;
+}
+
+std::string prefetch_suffix(int ahead) {
+  if (ahead <= 0) return "";
+  return ahead == 1 ? "+prefetch" : "+prefetch" + std::to_string(ahead);
+}
+
+Expected<PrefetchVariant> split_prefetch_suffix(const std::string& name) {
+  const std::string suffix = "+prefetch";
+  const size_t at = name.find(suffix);
+  if (at == std::string::npos) return PrefetchVariant{name, 0};
+  const std::string digits = name.substr(at + suffix.size());
+  const bool number = !digits.empty() && digits.size() <= 2 &&
+                      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  RETURN_ERROR_IF(!digits.empty() && (!number || std::stoi(digits) < 1), ErrorCode::kInvalidArgument,
+                  "'" + name + "': +prefetch is followed by nothing or by how many stages ahead (1-99)");
+  return PrefetchVariant{name.substr(0, at), digits.empty() ? 1 : std::stoi(digits)};
 }
 
 std::string device_description() {

@@ -39,12 +39,13 @@ struct ExecutorOptions {
   // records that join streams), its length drawn anew by Executor::perturb. A missing dependency or an
   // unsafe buffer reuse then changes the output; a correct plan gives the same bits whatever the delays.
   bool chaos = false;
-  // CUDA graphs of staged schedules: one more kernel node per stage asks the L2 for the weights of the
-  // stage's launches while the stage before it runs (sm_90: bulk prefetches from one block), so that a
-  // network whose weights exceed the L2 does not fetch them from memory on its critical path. Plans
-  // without stages (Opara's) get none. Whether it pays depends on the network and precision: time it
-  // (`ios run --prefetch-weights auto`; experiments/RESULTS.md, "Weights prefetched into the L2").
-  bool prefetch_weights = false;
+  // CUDA graphs of staged schedules, when above 0: one more kernel node per stage asks the L2 for the
+  // weights of the stage's launches, starting with the stage `prefetch_ahead` stages before it and
+  // running beside it (sm_90: bulk prefetches from 8 blocks), so that a network whose weights exceed
+  // the L2 does not fetch them from memory on its critical path. Plans without stages (Opara's) get none.
+  // Whether it pays depends on the network and precision: time it (`ios run --prefetch-weights auto`;
+  // experiments/RESULTS.md, "Weights prefetched into the L2").
+  int prefetch_ahead = 0;
 };
 
 // What the executor's convolutions run on: engine name -> convolutions using it, how many outputs
@@ -117,7 +118,7 @@ class Executor {
   size_t workspace_bytes() const;            // convolution workspaces, summed over streams (or lanes)
   int graph_edges() const;                   // dataflow CUDA graphs: dependency edges kept; else -1
   int graph_nodes() const;                   // CUDA graph nodes; -1 without a graph
-  int prefetch_nodes() const;                // nodes added by ExecutorOptions::prefetch_weights
+  int prefetch_nodes() const;                // nodes added by ExecutorOptions::prefetch_ahead
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
   const ExecConfig& config() const;
@@ -130,6 +131,15 @@ class Executor {
   explicit Executor(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// How ios run and exp_latency name a prefetching CUDA graph: "dataflow+prefetch" (one stage ahead),
+// "staged+prefetch3" (ExecutorOptions::prefetch_ahead 3).
+std::string prefetch_suffix(int ahead);  // "" for 0
+struct PrefetchVariant {
+  std::string base;  // what precedes the suffix
+  int ahead = 0;
+};
+Expected<PrefetchVariant> split_prefetch_suffix(const std::string& name);
 
 std::string device_description();  // "NVIDIA H100 80GB HBM3, SM clock 1980 MHz, ..."
 std::string library_versions();    // "CUDA runtime 13.0, cuDNN 9.19.0, driver ..."

@@ -216,10 +216,17 @@ void launch_spin(double ms, cudaStream_t stream) {
 
 void launch_delay(const long long* cycles, cudaStream_t stream) { delay_kernel<<<1, 1, 0, stream>>>(cycles); }
 
+// 8 blocks asking for 4 KiB each: spread over SMs, the prefetches reach the L2 sooner than from one
+// block in 16 KiB pieces (H100, IOS-Both dataflow: Inception V3 1.410 against 1.424 ms, GoogLeNet 0.533
+// against 0.545; 32 or 132 blocks gained no more; experiments/RESULTS.md, session 25).
+constexpr int kPrefetchBlocks = 8;
+constexpr unsigned long long kPrefetchChunk = 4096;
+
 __global__ void l2_prefetch_kernel(PrefetchRanges r) {
-  constexpr unsigned long long kChunk = 16384;
+  constexpr unsigned long long kChunk = kPrefetchChunk;
   for (int i = 0; i < r.count; ++i)
-    for (unsigned long long off = threadIdx.x * kChunk; off < r.bytes[i]; off += blockDim.x * kChunk) {
+    for (unsigned long long off = (blockIdx.x * blockDim.x + threadIdx.x) * kChunk; off < r.bytes[i];
+         off += gridDim.x * blockDim.x * kChunk) {
       const unsigned n = static_cast<unsigned>(r.bytes[i] - off < kChunk ? r.bytes[i] - off : kChunk) & ~15u;
 #if __CUDA_ARCH__ >= 900
       if (n) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(r.data[i] + off), "r"(n) : "memory");
@@ -235,7 +242,7 @@ cudaError_t add_l2_prefetch_node(cudaGraph_t graph, const cudaGraphNode_t* deps,
   void* args[] = {&r};
   cudaKernelNodeParams params{};
   params.func = reinterpret_cast<void*>(l2_prefetch_kernel);
-  params.gridDim = dim3(1);
+  params.gridDim = dim3(kPrefetchBlocks);
   params.blockDim = dim3(128);
   params.kernelParams = args;
   cudaGraphNode_t node = nullptr;

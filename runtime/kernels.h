@@ -61,9 +61,9 @@ void launch_delay(const long long* cycles, cudaStream_t stream);
 // Reads the first bytes / 16 * 16 bytes at `data` (16-byte aligned) into the L2, writing nothing.
 void launch_l2_touch(const void* data, size_t bytes, cudaStream_t stream);
 // Byte ranges (16-byte aligned; a last partial 16 bytes is left out) one prefetch node asks the L2 to
-// fetch, returning without waiting for them: bulk prefetches from one block on sm_90, prefetch
+// fetch, returning without waiting for them: bulk prefetches from 8 blocks on sm_90, prefetch
 // instructions elsewhere. Nothing is written. Unlike launch_l2_touch, which loads every word with a
-// grid of blocks and so holds SMs until the data has arrived, the node occupies one block briefly and
+// grid of blocks and so holds SMs until the data has arrived, the node occupies 8 blocks briefly and
 // leaves the SMs to the stage it runs beside.
 constexpr int kMaxPrefetchRanges = 16;
 struct PrefetchRanges {

@@ -78,6 +78,9 @@ class MeasuredCostModel : public sched::CostModel {
     double share = 0;
     double ops_warm_ms = 0, ops_cold_ms = 0;  // the sequential schedule's stages, summed
     double network_ms = 0;                    // that schedule end to end, per inference, less the boundary
+    // Where the rule's prefetch_ahead is set: that schedule with weights prefetched (network_ms is then
+    // the faster of the two); else 0.
+    double prefetched_network_ms = 0;
   };
   // Ops' cold replays this close to their warm ones (a fraction of the warm sum) leave the share to
   // timing noise: the share is then 0.
@@ -86,7 +89,7 @@ class MeasuredCostModel : public sched::CostModel {
   std::optional<ShareCalibration> cold_share(int batch) const;
   std::optional<double> stage_boundary() const;
   // By name: "stage_boundary_ms", and per batch B "bB|share", "bB|ops_warm_ms", "bB|ops_cold_ms",
-  // "bB|network_ms". Adopting checks ranges and replaces what this search measured.
+  // "bB|network_ms", "bB|prefetched_network_ms". Adopting checks ranges and replaces what this search measured.
   std::map<std::string, double> calibration() const override;
   Status adopt_calibration(const std::map<std::string, double>& values) override;
 

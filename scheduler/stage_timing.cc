@@ -34,7 +34,8 @@ std::string StageTimingRule::describe() const {
     case L2Timing::kColdShare:
       return out +
              ", each round's first replay after an L2 flush (activations read back), weighed by the cold share "
-             "(calibrated end to end)";
+             "(calibrated end to end" +
+             (prefetch_ahead > 0 ? ", with or without weights prefetched, whichever ran faster)" : ")");
   }
   return out;
 }
@@ -48,7 +49,7 @@ std::string StageTimingRule::cache_tag() const {
     case L2Timing::kColdWeights:
       return "|cold-weights";
     case L2Timing::kColdShare:  // the share follows from the network, precision and device, all in the key
-      return "|l2-share";
+      return "|l2-share" + (prefetch_ahead > 0 ? "|prefetch" + std::to_string(prefetch_ahead) : std::string());
   }
   return "";
 }

@@ -46,6 +46,12 @@ struct StageTimingRule {
   // only confirms a loss. The margin is twice the rule's usual tolerance because one round has no spread
   // to check it against. 0: every stage gets min_rounds.
   double one_round_margin = 0.10;
+  // Under kColdShare, whether the schedule may run with each stage's weights prefetched into the L2 this
+  // many stages ahead (rt::ExecutorOptions::prefetch_ahead; 0: it will not). The cold share is then
+  // calibrated against the faster of the sequential schedule run with and without prefetching, as
+  // `ios run --prefetch-weights auto` keeps the faster graph: where prefetching hides most of the misses
+  // the share falls, and the stages are priced as they will run.
+  int prefetch_ahead = 0;
 
   // IOS's rule, timed as IOS did (warm, every stage six rounds).
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0, L2Timing::kWarm, 0.0}; }

@@ -231,6 +231,9 @@ TEST(Cli, RunTakesTrtexecTimingFlagsAndExecutionModes) {
   EXPECT_EQ(bad_prefetch.code, 1);
   EXPECT_NE(bad_prefetch.out.find("--prefetch-weights"), std::string::npos) << bad_prefetch.out;
   EXPECT_NE(bad_prefetch.out.find("'always'"), std::string::npos) << bad_prefetch.out;
+  const Result bad_ahead = ios("run --model squeezenet --prefetch-weights on --prefetch-ahead 0");
+  EXPECT_NE(bad_ahead.code, 0);
+  EXPECT_NE(bad_ahead.out.find("--prefetch-ahead"), std::string::npos) << bad_ahead.out;
   const Result prefetch_eager = ios("run --model squeezenet --opt greedy --prefetch-weights on --no-graph");
   EXPECT_EQ(prefetch_eager.code, 1);
   EXPECT_NE(prefetch_eager.out.find("--no-graph"), std::string::npos) << prefetch_eager.out;

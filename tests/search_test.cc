@@ -144,6 +144,11 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   ASSERT_TRUE(share);
   EXPECT_EQ(share->l2, L2Timing::kColdShare);
   EXPECT_EQ(share->cache_tag(), "|l2-share");
+  StageTimingRule prefetching = *share;  // calibrated against prefetching graphs too: other figures
+  prefetching.prefetch_ahead = 2;
+  EXPECT_EQ(prefetching.cache_tag(), "|l2-share|prefetch2");
+  EXPECT_NE(prefetching.describe().find("prefetched"), std::string::npos);
+  EXPECT_EQ(share->describe().find("prefetched"), std::string::npos);
   auto one_replay = parse_stage_timing("fast,l2-share");  // a cold replay needs a warm one beside it
   ASSERT_FALSE(one_replay);
   EXPECT_NE(one_replay.status().to_string().find("N >= 2"), std::string::npos);
