@@ -14,7 +14,8 @@ if [ "$gpu" = yes ]; then
 else
   echo "No GPU here (or no GPU runtime in this build): IOS-Both with the analytic cost model, not run"
 fi
-build/bin/ios optimize --model inception_v3 --opt ios-both --out build/inception_v3.ios-both.json
+# --prefetch-weights auto: the measured search prices stages for the graph `ios run` below may pick
+build/bin/ios optimize --model inception_v3 --opt ios-both --prefetch-weights auto --out build/inception_v3.ios-both.json
 build/bin/ios validate --model inception_v3 --schedule build/inception_v3.ios-both.json
 if [ "$gpu" = yes ]; then
   build/bin/ios run --model inception_v3 --schedule build/inception_v3.ios-both.json --exec auto --prefetch-weights auto --check

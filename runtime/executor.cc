@@ -736,6 +736,13 @@ Status Executor::replay_on(cudaStream_t stream) {
   return Status::ok();
 }
 
+Status Executor::upload_on(cudaStream_t stream) {
+  RETURN_ERROR_IF(!impl_->graph_exec.get(), ErrorCode::kInvalidArgument,
+                  "upload_on needs an executor built with a CUDA graph");
+  CHECK_CUDA(cudaGraphUpload(impl_->graph_exec, stream));
+  return Status::ok();
+}
+
 Status Executor::warm_activations_on(cudaStream_t stream) {
   launch_l2_touch(impl_->arena, impl_->memory.arena_bytes, stream);
   CHECK_CUDA(cudaGetLastError());

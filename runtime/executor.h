@@ -106,6 +106,9 @@ class Executor {
   // One replay of the CUDA graph queued on `stream` and not waited for (StageTimer's replays, which go
   // to a stream shared by the search's workers). Needs ExecutorOptions::use_graph.
   Status replay_on(cudaStream_t stream);
+  // The CUDA graph's work uploaded to the device on `stream` without running it, so that its first
+  // replay there costs what the others do (cudaGraphUpload).
+  Status upload_on(cudaStream_t stream);
   // Reads the activation arena on `stream` (after an L2 flush: the activations warm, the weights cold,
   // as a stage finds them inside a network whose weights exceed the L2).
   Status warm_activations_on(cudaStream_t stream);

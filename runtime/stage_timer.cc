@@ -38,8 +38,13 @@ Status StageTimer::queue(Timed& t, int rounds, int warmup) {
   if (!pass_begin_) {
     ASSIGN_OR_RETURN(pass_begin_, record());
   }
-  // Under the mutex: a wait queued outside it could land inside another worker's round.
-  if (t.rounds.empty()) CHECK_CUDA(cudaStreamWaitEvent(stream_, t.built));
+  // Under the mutex: a wait queued outside it could land inside another worker's round. A stage's
+  // first round also starts with its graph uploaded: without a warm-up replay its first replay would
+  // otherwise upload it.
+  if (t.rounds.empty()) {
+    CHECK_CUDA(cudaStreamWaitEvent(stream_, t.built));
+    RETURN_IF_ERROR(t.exec->upload_on(stream_));
+  }
   for (int i = 0; i < warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
   replays_ += warmup;
   cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks

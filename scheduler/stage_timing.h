@@ -23,7 +23,12 @@ struct StageTimingRule {
   // The default ("adaptive"): on the H100 its schedules ran within 0.6 % of those of 3-6 rounds on
   // SqueezeNet, GoogLeNet, Inception V3 and NasNet and 3.5 % faster on RandWire, for 25-45 % less search
   // time; rules with one replay per round lost 3.5-7 % on NasNet (experiments/RESULTS.md, session 13).
-  int warmup = 1;
+  // No warm-up replay: the stage's graph is uploaded before its first round instead (StageTimer), which
+  // is what the warm-up paid for. On the H100 that cut RandWire's search from 58.6-61.8 to 52.1-54.6 s
+  // (3.7 replays a stage instead of 4.9-5.1), and the schedules of RandWire, NasNet, Inception V3,
+  // GoogLeNet and SqueezeNet, fp32 and tf32, ran within the spread of those searched with one
+  // (experiments/RESULTS.md, session 25).
+  int warmup = 0;
   int number = 2;
   int min_rounds = 2;
   int max_rounds = 4;
