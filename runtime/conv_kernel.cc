@@ -21,12 +21,7 @@ namespace {
 
 // uids of the graph's user tensors
 constexpr int64_t kX = 1, kW = 2, kB = 3, kY = 4, kZ = 5;
-constexpr int kMaxCandidates = 16;  // timed per convolution, in heuristics order
-// The heuristics' order is good: the graph engine stops once this many candidates in a row did not beat
-// the best so far. On the H100 (tf32 and fp16, Inception V3 and GoogLeNet searches, 488 convolutions)
-// the best was the first candidate in 62 % of them; it came after 6 losing ones in 6, which lose 1.4 us
-// of the 4.25 ms their best engines sum to (0.03 %), and the rule times 49 % of the candidates
-// (experiments/RESULTS.md, session 25). Exhaustive tuning times every one.
+constexpr int kMaxCandidates = 16;  // timed per convolution, in heuristics order (TuningBudget)
 constexpr int kMaxLosingInARow = 6;
 constexpr int kTimedBatches = 5;
 constexpr double kBatchMs = 0.1;              // GPU time of one timed batch of runs
@@ -419,7 +414,6 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     }
     deselect_for_precision(*g, spec.config, o.workspace_limit);  // the new configurations too
   }
-  const int max_candidates = o.engine == ConvEngine::kGraphExhaustive ? int(origin.size()) : kMaxCandidates;
   std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, fused);
   const cudaStream_t stream = stream_of(handle);
   // A residual read through strides is checked: an engine that accepted one gave wrong results (tf32,
@@ -433,11 +427,9 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   TuningStats& stats = o.stats ? *o.stats : unused;
   int64_t best = -1;
   double best_ms = std::numeric_limits<double>::infinity();
-  int timed = 0, losing_in_a_row = 0;
-  const int max_losing = o.engine == ConvEngine::kGraphExhaustive ? max_candidates : kMaxLosingInARow;
+  TuningBudget budget = TuningBudget::for_engine(o.engine, int(origin.size()));
   std::vector<std::string> seen;
-  for (int64_t i = 0; i < g->get_execution_plan_count() && timed < max_candidates && losing_in_a_row < max_losing;
-       ++i) {
+  for (int64_t i = 0; i < g->get_execution_plan_count() && budget.wants_more(); ++i) {
     std::string name;
     if (g->get_plan_name_at_index(i, name).is_bad()) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;  // A, B and fallback overlap
@@ -466,14 +458,14 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
         },
         best_ms, stats);
     if (!ms) continue;
-    ++timed;
-    ++losing_in_a_row;
+    const bool new_best = ms->has_value() && **ms < best_ms;
+    budget.timed(new_best);
     if (!ms->has_value()) {
       if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s cut short\n", spec.key().c_str(), name.c_str());
       continue;
     }
     if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s %.4f ms\n", spec.key().c_str(), name.c_str(), **ms);
-    if (**ms < best_ms) best = i, best_ms = **ms, losing_in_a_row = 0;
+    if (new_best) best = i, best_ms = **ms;
   }
   RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
   KernelChoice choice = describe(*g, best, fused);
@@ -484,7 +476,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     for (const auto& [type, value] : made->knobs) choice.knobs.emplace_back(int64_t(type), value);
   }
   choice.ms = best_ms;
-  choice.candidates = timed;
+  choice.candidates = budget.timed_count();
   return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
 }
 
@@ -649,6 +641,11 @@ int act_code(ir::Act a) {
       return 4;
   }
   return 0;
+}
+
+TuningBudget TuningBudget::for_engine(ConvEngine engine, int candidates) {
+  if (engine == ConvEngine::kGraphExhaustive) return TuningBudget(candidates, candidates);
+  return TuningBudget(kMaxCandidates, kMaxLosingInARow);
 }
 
 Expected<ConvEngine> parse_conv_engine(const std::string& s) {

@@ -372,6 +372,28 @@ TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutpu
   }
 }
 
+TEST(TuningBudget, StopsAfterSixLosingCandidatesInARowOrSixteenTimedUnlessExhaustive) {
+  TuningBudget graph = TuningBudget::for_engine(ConvEngine::kGraph, 64);
+  graph.timed(true);
+  for (int i = 0; i < 5; ++i) graph.timed(false);
+  EXPECT_TRUE(graph.wants_more());  // 5 losing in a row
+  graph.timed(true);                // a new best starts the count again
+  for (int i = 0; i < 5; ++i) graph.timed(false);
+  EXPECT_TRUE(graph.wants_more());
+  graph.timed(false);
+  EXPECT_FALSE(graph.wants_more());  // 6 losing in a row
+  EXPECT_EQ(graph.timed_count(), 13);
+  TuningBudget improving = TuningBudget::for_engine(ConvEngine::kGraph, 64);
+  for (int i = 0; i < 16; ++i) improving.timed(true);
+  EXPECT_FALSE(improving.wants_more());  // at most 16 timed
+  TuningBudget exhaustive = TuningBudget::for_engine(ConvEngine::kGraphExhaustive, 40);
+  exhaustive.timed(true);
+  for (int i = 0; i < 38; ++i) exhaustive.timed(false);
+  EXPECT_TRUE(exhaustive.wants_more());  // every candidate it has
+  exhaustive.timed(false);
+  EXPECT_FALSE(exhaustive.wants_more());
+}
+
 TEST(PrefetchSuffix, NamesHowManyStagesAheadAndRejectsAnythingElse) {
   EXPECT_EQ(prefetch_suffix(0), "");
   EXPECT_EQ(prefetch_suffix(1), "+prefetch");
