@@ -394,10 +394,18 @@ struct OptimizeArgs {
     report.add_to(cmd);
   }
 
+  // How many stages ahead the graphs --prefetch-weights names prefetch (0: not at all): one, or for auto
+  // both that ios run times. Call check_prefetch_weights first.
+  std::vector<int> prefetch_aheads() const {
+    if (prefetch_weights == "off") return {0};
+    if (prefetch_weights == "on") return {prefetch_ahead};
+    return {0, prefetch_ahead};
+  }
+
   ios::sched::StageTimingRule timing_rule() const {
     ios::sched::StageTimingRule rule = stage_timing;
     if (one_round_margin) rule.one_round_margin = *one_round_margin;
-    rule.prefetch_ahead = prefetch_weights == "off" ? 0 : prefetch_ahead;
+    rule.prefetch_ahead = prefetch_aheads().back();  // the search may price stages for prefetching
     return rule;
   }
 
@@ -623,11 +631,8 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
 Expected<ios::rt::Timing> end_to_end(const Graph& g, const ios::ir::Weights& weights,
                                      const ios::sched::ExecutionPlan& plan, ios::rt::ExecutorOptions options,
                                      const OptimizeArgs& a) {
-  const int ahead = a.timing_rule().prefetch_ahead;
-  std::vector<int> variants = {ahead};
-  if (a.prefetch_weights == "auto") variants.insert(variants.begin(), 0);
   std::optional<ios::rt::Timing> best;
-  for (int v : variants) {
+  for (int v : a.prefetch_aheads()) {
     options.prefetch_ahead = v;
     ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
     ASSIGN_OR_RETURN(ios::rt::Timing t, exec->time(ios::rt::TimingOptions{}));
@@ -943,11 +948,8 @@ Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
     modes = {*mode};
   }
   RETURN_IF_ERROR(a.opt.check_prefetch_weights());
-  const std::string& p = a.opt.prefetch_weights;
-  const std::vector<int> prefetch = p == "off"  ? std::vector<int>{0}
-                                    : p == "on" ? std::vector<int>{a.opt.prefetch_ahead}
-                                                : std::vector<int>{0, a.opt.prefetch_ahead};
-  RETURN_ERROR_IF(a.no_graph && p != "off", ios::ErrorCode::kInvalidArgument,
+  const std::vector<int> prefetch = a.opt.prefetch_aheads();
+  RETURN_ERROR_IF(a.no_graph && a.opt.prefetch_weights != "off", ios::ErrorCode::kInvalidArgument,
                   "--prefetch-weights adds nodes to the CUDA graph; it cannot be combined with --no-graph");
   RETURN_ERROR_IF(modes.size() * prefetch.size() > 1 && (a.no_graph || a.chaos > 0 || !a.trace_file.empty()),
                   ios::ErrorCode::kInvalidArgument,

@@ -1,7 +1,7 @@
-// Times the measured cost model's stage executors, many per pass over the GPU. Each stage's warm-up and
-// first rounds (sched::first_rounds: min_rounds, or one for a stage with a limit) are queued behind the
-// previous stage's without waiting, so the GPU replays one stage while the host builds the next. A stage
-// whose first rounds are done is checked (sched::timing_settled): one stopped short of min_rounds resumes
+// Times the measured cost model's stage executors, many per pass over the GPU. Each stage's graph upload,
+// warm-up (the rule's; none by default) and first rounds (sched::first_rounds: min_rounds, or one for a stage with a
+// limit) are queued behind the previous stage's without waiting, so the GPU replays one stage while the host builds the
+// next. A stage whose first rounds are done is checked (sched::timing_settled): one stopped short of min_rounds resumes
 // up to it (warmed up again only if the lane had gone idle: the warm-up is the host's head start) and is
 // checked again; one at min_rounds or past it gets all its remaining rounds at once, after another warm-up.
 // The host waits once per pass, not once per round. A round the GPU may have started before it was all
