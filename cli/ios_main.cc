@@ -563,10 +563,13 @@ std::string calibration_text(const ios::rt::MeasuredCostModel& m, int batch) {
                   c->share * 100, c->ops_warm_ms, c->ops_cold_ms, c->network_ms);
     out += text;
     if (c->prefetched_network_ms > 0) {
-      std::snprintf(text, sizeof text, " (%s; prefetching weights it runs %.3f ms)",
-                    c->prefetched_network_ms <= c->network_ms ? "prefetching weights" : "without prefetching",
-                    c->prefetched_network_ms);
-      out += text;
+      if (c->prefetched_network_ms <= c->network_ms) {
+        out += " (with weights prefetched, which ran faster than without)";
+      } else {
+        std::snprintf(text, sizeof text, " (without prefetching; with weights prefetched it runs %.3f ms)",
+                      c->prefetched_network_ms);
+        out += text;
+      }
     }
   }
   return out;
