@@ -269,6 +269,7 @@ struct OptimizeArgs {
   std::string cost_model = "auto";
   std::string precision = "fp32";
   std::string layout = "auto";
+  std::string concat_writes = "in-place";
   std::string conv_engine = "auto";
   std::string kernel_cache;
   bool verbose = false;
@@ -299,6 +300,11 @@ struct OptimizeArgs {
     cmd->add_option("--cost-model", cost_model, "auto (measured with a GPU, else analytic) | analytic | measured");
     cmd->add_option("--precision", precision, "fp32 (strict) | tf32 | fp16 | bf16")->capture_default_str();
     cmd->add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores, else nchw)")
+        ->capture_default_str();
+    cmd->add_option("--concat-writes", concat_writes,
+                    "in-place (producers write their slices of a concatenation) | conv-copy (convolutions writing a "
+                    "strided slice write their own tensor, the concatenation copies) | auto (ios run: both timed, the "
+                    "faster kept)")
         ->capture_default_str();
     cmd->add_option("--conv-engine", conv_engine,
                     "auto (graph-exhaustive for strict fp32, graph otherwise) | graph (cudnn-frontend, the heuristics' "
@@ -434,8 +440,10 @@ struct Session {
   }
 };
 
+// `ios run --concat-writes auto` searches (where it searches) with the default and times both at the end.
 Expected<Session> make_session(const OptimizeArgs& a) {
-  auto config = ios::make_exec_config(a.precision, a.layout, a.options.batch);
+  const std::string writes = a.concat_writes == "auto" ? "in-place" : a.concat_writes;
+  auto config = ios::make_exec_config(a.precision, a.layout, a.options.batch, writes);
   if (!config) return config.status();
   Session s;
   s.config = *config;
@@ -791,6 +799,10 @@ int cmd_optimize(OptimizeArgs& a) {
   Expected<ios::sched::Policy> policy = ios::sched::parse_policy(a.policy);
   if (!policy) return fail(policy.status().with_context("--opt"));
   if (Status st = a.check_prefetch_weights(); !st) return fail(st);
+  if (a.concat_writes == "auto")
+    return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                           "--concat-writes auto times both ways of writing concatenations as a schedule is run: "
+                           "ios run only; ios optimize takes in-place or conv-copy"));
   a.options.policy = *policy;
   auto session = make_session(a);
   if (!session) return fail(session.status());
@@ -801,7 +813,8 @@ int cmd_optimize(OptimizeArgs& a) {
                            std::string(a.devices != "0" ? "--devices" : "--workers-per-gpu") +
                                " spreads a measured DP search over GPU workers; this run uses the " + (*model)->name() +
                                " cost model with " + display_name(a, *policy)));
-  std::string cache_key = (*model)->name() + "|" + session->config.key() + "|" + ios::sched::StageCache::kKeyFormat;
+  std::string cache_key =
+      (*model)->name() + "|" + session->config.plan_key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
     cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.timing_rule().cache_tag() +
@@ -919,19 +932,22 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
 }
 
-// One way to run a schedule: its execution mode, and how many stages ahead the CUDA graph prefetches
-// each stage's weights (0: not at all).
+// One way to run a schedule: its execution mode, how many stages ahead the CUDA graph prefetches each
+// stage's weights (0: not at all), and how its concatenations are written.
 struct RunVariant {
   ios::sched::ExecMode mode = ios::sched::ExecMode::kStaged;
   int prefetch_ahead = 0;
+  ios::ConcatWrites concat_writes = ios::ConcatWrites::kInPlace;
   std::string name() const {
-    return std::string(ios::sched::exec_mode_name(mode)) + ios::rt::prefetch_suffix(prefetch_ahead);
+    std::string text = std::string(ios::sched::exec_mode_name(mode)) + ios::rt::prefetch_suffix(prefetch_ahead);
+    if (concat_writes != ios::ConcatWrites::kInPlace) text += std::string("/") + ios::concat_writes_name(concat_writes);
+    return text;
   }
 };
 
 // "cuda-graph, dataflow (412 edges)" / "streams, staged" / "cuda-graph, auto: staged+prefetch".
 std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const RunVariant& v) {
-  const bool automatic = a.exec == "auto" || a.opt.prefetch_weights == "auto";
+  const bool automatic = a.exec == "auto" || a.opt.prefetch_weights == "auto" || a.opt.concat_writes == "auto";
   std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (automatic ? "auto: " : "") + v.name();
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
   if (v.prefetch_ahead > 0)
@@ -940,7 +956,18 @@ std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const Run
   return text;
 }
 
-// The variants --exec and --prefetch-weights name: one, or for auto every one an engine builder would time.
+// How --concat-writes may write concatenations: one way, or both for auto.
+Expected<std::vector<ios::ConcatWrites>> concat_writes_variants(const std::string& flag) {
+  if (flag == "auto") return std::vector<ios::ConcatWrites>{ios::ConcatWrites::kInPlace, ios::ConcatWrites::kConvCopy};
+  auto config = ios::make_exec_config("fp32", "auto", 1, flag);
+  if (!config)
+    return ios::error(ios::ErrorCode::kInvalidArgument,
+                      "--concat-writes must be in-place, conv-copy or auto, got '" + flag + "'");
+  return std::vector<ios::ConcatWrites>{config->concat_writes};
+}
+
+// The variants --exec, --prefetch-weights and --concat-writes name: one, or for auto every one an engine
+// builder would time.
 Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
   std::vector<ios::sched::ExecMode> modes;
   if (a.exec == "auto") {
@@ -952,15 +979,19 @@ Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
   }
   RETURN_IF_ERROR(a.opt.check_prefetch_weights());
   const std::vector<int> prefetch = a.opt.prefetch_aheads();
+  Expected<std::vector<ios::ConcatWrites>> writes = concat_writes_variants(a.opt.concat_writes);
+  if (!writes) return writes.status();
   RETURN_ERROR_IF(a.no_graph && a.opt.prefetch_weights != "off", ios::ErrorCode::kInvalidArgument,
                   "--prefetch-weights adds nodes to the CUDA graph; it cannot be combined with --no-graph");
-  RETURN_ERROR_IF(modes.size() * prefetch.size() > 1 && (a.no_graph || a.chaos > 0 || !a.trace_file.empty()),
-                  ios::ErrorCode::kInvalidArgument,
-                  "--exec auto and --prefetch-weights auto time the CUDA graphs they name and keep the fastest; they "
-                  "cannot be combined with --no-graph, --chaos or --trace");
+  RETURN_ERROR_IF(
+      modes.size() * prefetch.size() * writes->size() > 1 && (a.no_graph || a.chaos > 0 || !a.trace_file.empty()),
+      ios::ErrorCode::kInvalidArgument,
+      "--exec auto, --prefetch-weights auto and --concat-writes auto time the CUDA graphs they name and "
+      "keep the fastest; they cannot be combined with --no-graph, --chaos or --trace");
   std::vector<RunVariant> out;
   for (ios::sched::ExecMode mode : modes)
-    for (int p : prefetch) out.push_back(RunVariant{mode, p});
+    for (int p : prefetch)
+      for (ios::ConcatWrites w : *writes) out.push_back(RunVariant{mode, p, w});
   return out;
 }
 
@@ -981,6 +1012,7 @@ Expected<BuiltRun> build_run(const std::vector<RunVariant>& variants, const Grap
   for (const RunVariant& v : variants) {
     ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(g, schedule, v.mode));
     options.prefetch_ahead = v.prefetch_ahead;
+    options.config.concat_writes = v.concat_writes;
     ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
     runs.push_back(BuiltRun{v, std::move(plan), std::move(exec)});
   }
@@ -1189,7 +1221,7 @@ int cmd_run(RunArgs& a) {
   if (!built) return fail(built.status());
   ios::rt::Executor& exec = *built->exec;
   const ios::sched::ExecutionPlan& plan = built->plan;
-  const ios::ExecConfig& config = options.config;
+  const ios::ExecConfig& config = exec.config();  // the variant's: how it writes concatenations
   auto input = run_input(a, *g, config.batch);
   if (!input) return fail(input.status());
   if (Status s = exec.set_input(*input); !s) return fail(s);
@@ -1203,6 +1235,7 @@ int cmd_run(RunArgs& a) {
                       {"batch", config.batch},
                       {"precision", config.precision()},
                       {"layout", ios::layout_name(config.layout)},
+                      {"concat_writes", ios::concat_writes_name(config.concat_writes)},
                       {"graph", !a.no_graph},
                       {"exec", a.exec},
                       {"exec_mode", ios::sched::exec_mode_name(built->variant.mode)},

@@ -16,6 +16,8 @@ const char* dtype_name(DataType t) {
 
 const char* layout_name(Layout l) { return l == Layout::kNCHW ? "nchw" : "nhwc"; }
 
+const char* concat_writes_name(ConcatWrites w) { return w == ConcatWrites::kInPlace ? "in-place" : "conv-copy"; }
+
 size_t element_bytes(DataType t) { return t == DataType::kF32 ? 4 : 2; }
 
 std::string ExecConfig::precision() const {
@@ -44,7 +46,13 @@ double ExecConfig::tolerance() const {
 
 std::string ExecConfig::key() const { return precision() + "/" + layout_name(layout) + "/b" + std::to_string(batch); }
 
-Expected<ExecConfig> make_exec_config(const std::string& precision, const std::string& layout, int batch) {
+// The default adds nothing, so stage-cache files written before the choice existed keep their keys.
+std::string ExecConfig::plan_key() const {
+  return concat_writes == ConcatWrites::kInPlace ? key() : key() + "/" + concat_writes_name(concat_writes);
+}
+
+Expected<ExecConfig> make_exec_config(const std::string& precision, const std::string& layout, int batch,
+                                      const std::string& concat_writes) {
   ExecConfig c;
   if (precision == "fp32") {
     c.dtype = DataType::kF32;
@@ -69,6 +77,14 @@ Expected<ExecConfig> make_exec_config(const std::string& precision, const std::s
   RETURN_ERROR_IF(batch < 1 || batch > 65536, ErrorCode::kInvalidArgument,
                   "--batch must be between 1 and 65536, got " + std::to_string(batch));
   c.batch = batch;
+  if (concat_writes == "in-place") {
+    c.concat_writes = ConcatWrites::kInPlace;
+  } else if (concat_writes == "conv-copy") {
+    c.concat_writes = ConcatWrites::kConvCopy;
+  } else {
+    return error(ErrorCode::kInvalidArgument,
+                 "--concat-writes must be in-place or conv-copy, got '" + concat_writes + "'");
+  }
   return c;
 }
 

@@ -12,8 +12,9 @@
 
 namespace ios {
 
-const char* dtype_name(DataType t);  // f32 | f16 | bf16
-const char* layout_name(Layout l);   // nchw | nhwc
+const char* dtype_name(DataType t);              // f32 | f16 | bf16
+const char* layout_name(Layout l);               // nchw | nhwc
+const char* concat_writes_name(ConcatWrites w);  // in-place | conv-copy
 size_t element_bytes(DataType t);
 
 struct ExecConfig {
@@ -21,20 +22,26 @@ struct ExecConfig {
   MathMode math = MathMode::kStrict;
   Layout layout = Layout::kNCHW;
   int batch = 1;
+  ConcatWrites concat_writes = ConcatWrites::kInPlace;
 
   std::string precision() const;  // fp32 | tf32 | fp16 | bf16: the user's name for dtype + math
   size_t element_bytes() const { return ios::element_bytes(dtype); }
   bool tensor_cores() const { return dtype != DataType::kF32 || math == MathMode::kTf32; }
   // Relative L2 error allowed against the fp32 CPU reference.
   double tolerance() const;
-  // "fp16/nhwc/b4": feeds stage-cache keys, kernel-cache keys and file names.
+  // "fp16/nhwc/b4": feeds kernel-cache keys and file names (what a kernel computes and reads).
   std::string key() const;
+  // key() and how concatenations are written ("fp16/nhwc/b4/conv-copy"): feeds stage-cache keys, whose
+  // figures depend on the memory plan.
+  std::string plan_key() const;
   bool operator==(const ExecConfig&) const = default;
 };
 
 // `precision`: fp32 | tf32 | fp16 | bf16; `layout`: nchw | nhwc | auto (NHWC where tensor cores run,
 // which is what their kernels read without transposing; NCHW for strict fp32).
-Expected<ExecConfig> make_exec_config(const std::string& precision, const std::string& layout, int batch);
+// `concat_writes`: in-place | conv-copy (ConcatWrites).
+Expected<ExecConfig> make_exec_config(const std::string& precision, const std::string& layout, int batch,
+                                      const std::string& concat_writes = "in-place");
 
 // Element strides of a channel slice [begin, begin + c) of a buffer with `buffer_channels` channels
 // and h x w pixels: a slice is an offset and strides in either layout.

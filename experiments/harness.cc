@@ -25,6 +25,10 @@ void CommonArgs::add_to(CLI::App& app) {
   app.add_option("--cost-model", cost_model, "auto | measured | analytic");
   app.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16")->capture_default_str();
   app.add_option("--layout", layout, "nchw | nhwc | auto (nhwc with tensor cores)")->capture_default_str();
+  app.add_option("--concat-writes", concat_writes,
+                 "in-place (producers write their slices of a concatenation) | conv-copy (convolutions writing a "
+                 "strided slice write their own tensor, the concatenation copies)")
+      ->capture_default_str();
   app.add_option("--conv-engine", conv_engine,
                  "auto (graph-exhaustive for strict fp32, else graph) | graph | graph-exhaustive | legacy")
       ->capture_default_str();
@@ -158,7 +162,7 @@ struct Session::Impl {
     ExecConfig c = base;
     c.batch = batch;
     m.cache = std::make_unique<sched::StageCache>(
-        *m.inner, g.name + "|" + c.key() + "|" + sched::StageCache::kKeyFormat + rule.cache_tag());
+        *m.inner, g.name + "|" + c.plan_key() + "|" + sched::StageCache::kKeyFormat + rule.cache_tag());
     return m;
   }
 };
@@ -170,7 +174,7 @@ Session::~Session() = default;
 Expected<std::unique_ptr<Session>> Session::create(const CommonArgs& args) {
   auto impl = std::make_unique<Impl>();
   impl->args = args;
-  ASSIGN_OR_RETURN(impl->base, make_exec_config(args.precision, args.layout, 1));
+  ASSIGN_OR_RETURN(impl->base, make_exec_config(args.precision, args.layout, 1, args.concat_writes));
   ASSIGN_OR_RETURN(rt::ConvEngine engine, rt::parse_conv_engine(args.conv_engine));
   RETURN_IF_ERROR(rt::require_gpu());
   rt::ContextOptions co;
@@ -193,7 +197,8 @@ ExecConfig Session::config(int batch) const {
 }
 
 std::vector<nlohmann::json> Session::config_columns() const {
-  return {impl_->base.precision(), layout_name(impl_->base.layout), impl_->args.conv_engine};
+  return {impl_->base.precision(), layout_name(impl_->base.layout), impl_->args.conv_engine,
+          concat_writes_name(impl_->base.concat_writes)};
 }
 
 const std::shared_ptr<rt::Context>& Session::context() const { return impl_->context; }

@@ -22,9 +22,10 @@ namespace ios::exp {
 
 struct CommonArgs {
   std::string out_dir = "experiments/results/latest";
-  std::string cost_model = "auto";  // measured with a GPU, else analytic
-  std::string precision = "fp32";   // fp32 | tf32 | fp16 | bf16
-  std::string layout = "auto";      // nchw | nhwc | auto
+  std::string cost_model = "auto";         // measured with a GPU, else analytic
+  std::string precision = "fp32";          // fp32 | tf32 | fp16 | bf16
+  std::string layout = "auto";             // nchw | nhwc | auto
+  std::string concat_writes = "in-place";  // in-place | conv-copy
   std::string conv_engine = "auto";
   std::string kernel_cache;  // empty: the default file; "none": not persisted
   bool verbose = false;
@@ -83,7 +84,9 @@ class Session {
   ExecConfig config(int batch) const;
   std::vector<nlohmann::json> config_columns() const;
   const std::shared_ptr<rt::Context>& context() const;
-  static std::vector<std::string> config_column_names() { return {"precision", "layout", "conv_engine"}; }
+  static std::vector<std::string> config_column_names() {
+    return {"precision", "layout", "conv_engine", "concat_writes"};
+  }
 
   // With `fresh`, the search starts from an empty stage cache (honest search times); otherwise
   // stages timed by earlier searches of this network and batch are reused.

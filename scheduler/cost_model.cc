@@ -12,6 +12,7 @@
 #include "common/json_fields.h"
 #include "common/limits.h"
 #include "ir/json_io.h"
+#include "scheduler/memory_plan.h"
 #include "scheduler/merge.h"
 
 namespace ios::sched {
@@ -51,6 +52,7 @@ std::string describe_group(const OpKeys& keys, const ir::Graph& g, const std::ve
     }
     out += '>';
     out += keys.shapes[size_t(id)];
+    out += keys.writes[size_t(id)];
     out += ';';
   }
   out += ']';
@@ -93,6 +95,17 @@ OpKeys op_keys(const ir::Graph& g) {
   for (const ir::Node& n : g.nodes) {
     keys.attrs.push_back(ir::attrs_key(n.op));
     keys.shapes.push_back(n.output_shape.to_string());
+  }
+  // A stage timed alone writes such outputs as the network does (plan_memory), so two stages alike
+  // but for the concatenations their outputs go into are timed apart. Of a slice's first channel only
+  // the remainder by 8 is named: it decides the alignment (16 bytes of 2- or 4-byte elements), and the
+  // concatenation's channels the strides; where else the slice lies changes no timing.
+  keys.writes.reserve(g.nodes.size());
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    std::string writes;
+    for (const ConcatLevel& level : concat_chain(g, ir::NodeId(id)))
+      writes += "@" + std::to_string(g.node(level.concat).output_shape.c) + "+" + std::to_string(level.begin % 8);
+    keys.writes.push_back(std::move(writes));
   }
   return keys;
 }

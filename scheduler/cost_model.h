@@ -87,6 +87,7 @@ std::string stage_signature(const ir::Graph& g, const Stage& stage);
 struct OpKeys {
   std::vector<std::string> attrs;   // ir::attrs_key of each node
   std::vector<std::string> shapes;  // its output shape
+  std::vector<std::string> writes;  // the concatenations that take its output in place (concat_chain)
 };
 OpKeys op_keys(const ir::Graph& g);
 std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage);
@@ -163,7 +164,8 @@ class StageCache : public CostModel {
  public:
   // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
-  static constexpr const char* kKeyFormat = "hashed signatures v3";  // v3: stages without shared-input links
+  // v3: stages without shared-input links; v4: outputs name the concatenations that take them in place
+  static constexpr const char* kKeyFormat = "hashed signatures v4";
   // Times the entries at the given indices of what was asked, in that order.
   using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}

@@ -1,6 +1,8 @@
 #include "scheduler/memory_plan.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -68,6 +70,18 @@ bool ends_with_conv(const ir::Node& n) {
   if (n.is<ir::ConvAttrs>()) return true;
   return n.is<ir::SequentialAttrs>() &&
          std::holds_alternative<ir::ConvAttrs>(n.attrs<ir::SequentialAttrs>().steps.back());
+}
+
+// Whether `writer` may write its output as the channel slice [begin, begin + c) of a buffer with
+// `buffer_channels` channels and `shape`'s pixels: aligned as vectorised and tensor-core engines need,
+// and, where the config has convolutions copy (ConcatWrites::kConvCopy), dense for a convolution
+// (cuDNN wraps a strided output in copy kernels; our own kernels write strides directly).
+bool may_write_slice(const ir::Node& writer, const ExecConfig& config, int buffer_channels, int begin,
+                     const ir::Shape& shape) {
+  if (!slice_aligned(config, buffer_channels, begin, shape)) return false;
+  if (config.concat_writes == ConcatWrites::kInPlace || !ends_with_conv(writer)) return true;
+  return writer.output_shape.c == buffer_channels ||
+         (config.batch == 1 && (config.layout == Layout::kNCHW || shape.h * shape.w == 1));
 }
 
 bool reads_with_conv(const ir::Node& n) {
@@ -148,7 +162,7 @@ size_t aligned_prefix(const ir::Graph& g, std::vector<ir::NodeId> list, const Ex
     const int channels = channels_of(g, list);
     size_t aligned = 0;
     for (int begin = 0; aligned < list.size(); begin += g.node(list[aligned++]).output_shape.c)
-      if (!slice_aligned(config, channels, begin, g.node(list[0]).output_shape)) break;
+      if (!may_write_slice(g.node(list[aligned]), config, channels, begin, g.node(list[0]).output_shape)) break;
     if (aligned == list.size()) break;
     list.resize(aligned);
   }
@@ -173,7 +187,77 @@ std::optional<Placement> input_slice(const ir::Node& n, const std::vector<Placem
   return slice;
 }
 
+// The identity nodes the plan's concat elision considers: concatenations, and sums of two values.
+bool concatenates(const ir::Node& n) {
+  return n.is<ir::IdentityAttrs>() && (n.inputs.size() >= 2 || n.inputs[0].size() == 2);
+}
+
+// The concatenation whose buffer the whole network's plan writes a value into, and the value's first
+// channel there: the outermost of its chain (concat_chain) unless an unaligned slice on the way makes
+// the network copy. nullopt where the value's own slice is unaligned. Mirrors the elision in
+// plan_memory: the outer concatenation decides first, and one it cannot take becomes a root itself.
+std::optional<ConcatLevel> network_slice(const ir::Graph& g, ir::NodeId value, const std::vector<ConcatLevel>& chain,
+                                         const ExecConfig& config) {
+  ConcatLevel root{chain.back().concat, 0};
+  for (size_t k = chain.size(); k-- > 0;) {
+    const int begin = root.begin + chain[k].begin;
+    const ir::Node& writer = g.node(k == 0 ? value : chain[k - 1].concat);
+    const bool in_place = may_write_slice(writer, config, g.node(root.concat).output_shape.c, begin,
+                                          g.node(chain[k].concat).output_shape);
+    if (k == 0) return in_place ? std::optional<ConcatLevel>(ConcatLevel{root.concat, begin}) : std::nullopt;
+    root = in_place ? ConcatLevel{root.concat, begin} : ConcatLevel{chain[k - 1].concat, 0};
+  }
+  return std::nullopt;
+}
+
+// Per node of the plan: where the network writes its output when concatenations outside the plan take
+// it in place (a timed stage's branches, concatenated in a later stage), with the buffer of the
+// outermost one in `buffer`; unplaced for the rest. Merged launches write their own buffer.
+std::vector<Placement> outside_concat_slices(const ir::Graph& g, const ExecutionPlan& plan,
+                                             const std::vector<int>& step_of, const ExecConfig& config,
+                                             const std::function<int(ir::NodeId root)>& buffer_of) {
+  std::vector<Placement> slices(g.nodes.size());
+  for (const PlanStep& st : plan.steps) {
+    if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
+    const std::vector<ConcatLevel> chain = concat_chain(g, st.ops[0]);
+    if (chain.empty() ||
+        std::any_of(chain.begin(), chain.end(), [&](const ConcatLevel& l) { return step_of[size_t(l.concat)] >= 0; }))
+      continue;
+    if (std::optional<ConcatLevel> slice = network_slice(g, st.ops[0], chain, config))
+      slices[size_t(st.ops[0])] =
+          Placement{buffer_of(slice->concat), g.node(slice->concat).output_shape.c, slice->begin};
+  }
+  return slices;
+}
+
 }  // namespace
+
+std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value) {
+  std::vector<ConcatLevel> chain;
+  for (ir::NodeId v = value; v != g.input() && v != g.output() && writes_strided(g.node(v));) {
+    int concats = 0;
+    std::optional<ConcatLevel> level;
+    for (size_t id = size_t(v) + 1; id < g.nodes.size(); ++id) {  // readers come after (topological ids)
+      const ir::Node& n = g.nodes[id];
+      if (!concatenates(n)) continue;
+      int reads = 0, begin = 0;
+      std::optional<int> at;
+      for (const ir::Term& term : n.inputs) {
+        for (const ir::Value& x : term) reads += x.node == v;
+        if (term.size() == 1 && term[0].node == v && term[0].begin == 0 && term[0].end == g.node(v).output_shape.c)
+          at = begin;
+        begin += term[0].channels();
+      }
+      if (reads == 0) continue;
+      ++concats;
+      if (reads == 1 && at && n.inputs.size() >= 2) level = ConcatLevel{ir::NodeId(id), *at};
+    }
+    if (concats != 1 || !level) break;
+    chain.push_back(*level);
+    v = level->concat;
+  }
+  return chain;
+}
 
 bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement,
                     const ExecConfig& config) {
@@ -225,6 +309,21 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     mp.buffer_pinned.push_back(false);
     return int(mp.buffer_bytes.size()) - 1;
   };
+
+  // A timed stage's outputs that the network writes into a later stage's concatenation go into a buffer
+  // of that concatenation's shape, at their slice: in NHWC such a slice is strided, which the engines
+  // write at another speed (and may be other engines) than a tensor of its own.
+  std::map<ir::NodeId, int> outside_buffer;  // per outermost concatenation
+  const std::vector<Placement> outside_slices = outside_concat_slices(g, plan, step_of, config, [&](ir::NodeId root) {
+    auto [it, added] = outside_buffer.emplace(root, -1);
+    if (added) {
+      it->second = new_buffer(tensor_bytes(g.node(root).output_shape, config));
+      mp.buffer_pinned[size_t(it->second)] = true;  // the network's concatenation outlives the stage
+    }
+    return it->second;
+  });
+  for (size_t id = 0; id < n_nodes; ++id)
+    if (outside_slices[id].placed()) mp.placement[id] = outside_slices[id];
 
   // Concat elision: in reverse plan order, so a concat knows its own place before its producers do.
   struct Alias {
@@ -280,12 +379,17 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     ir::NodeId root = t;
     for (; alias[size_t(root)].concat != ir::kNoNode; root = alias[size_t(root)].concat)
       root_begin += alias[size_t(root)].offset;
-    const int root_channels = g.node(root).output_shape.c;
+    int root_channels = g.node(root).output_shape.c;
+    if (const Placement& outside = outside_slices[size_t(root)]; outside.placed()) {
+      root_channels = outside.channels;
+      root_begin += outside.begin;
+    }
     int offset = 0, elided_terms = 0;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      in_place[k] = in_place[k] && slice_aligned(config, root_channels, root_begin + offset, node.output_shape);
+      const ir::Term& term = node.inputs[k];
+      in_place[k] = in_place[k] && may_write_slice(g.node(term[size_t(writer[k])].node), config, root_channels,
+                                                   root_begin + offset, node.output_shape);
       if (in_place[k]) {
-        const ir::Term& term = node.inputs[k];
         const ir::NodeId x = term[size_t(writer[k])].node;
         alias[size_t(x)] = Alias{t, offset};
         if (term.size() == 2) residual[size_t(x)] = term[size_t(1 - writer[k])];
@@ -310,7 +414,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   auto outside = [&](ir::NodeId p) { return step_of[size_t(p)] < 0 && p != g.input(); };
   auto writable = [&](ir::NodeId p) {
     const ir::Node& n = g.node(p);
-    if (n.is<ir::IdentityAttrs>()) return false;
+    if (n.is<ir::IdentityAttrs>() || outside_slices[size_t(p)].placed()) return false;
     return outside(p) ? writes_strided(n) : may_write_in_place(ir::Value{p, 0, n.output_shape.c});
   };
   const auto groups = options.share_concats ? prefix_groups(g, plan) : std::vector<std::vector<ir::NodeId>>{};

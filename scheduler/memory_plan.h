@@ -65,6 +65,19 @@ bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placeme
 // convolution engines need of the tensors they write.
 bool slice_aligned(const ExecConfig& config, int buffer_channels, int begin, const ir::Shape& shape);
 
+// One level of the concatenations that take a value's whole output in place: the concatenation, and
+// the first channel of the value in it.
+struct ConcatLevel {
+  ir::NodeId concat = ir::kNoNode;
+  int begin = 0;
+};
+// From the graph alone, innermost first: the concatenation that, alone among the concatenations reading
+// `value`, reads it once and whole as a term of its own; then the one reading that concatenation so; and
+// so on. The whole network's plan writes the value into the outermost one's buffer where every slice on
+// the way is aligned and the value is launched alone; a stage timed without those concatenations is
+// given the same buffer (plan_memory), and its signature names the chain (stage_signature).
+std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value);
+
 Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options);
 
 }  // namespace ios::sched

@@ -99,6 +99,31 @@ TEST(Cli, OptimizeReportsTheEndingsItsMemoryBudgetSkipped) {
   EXPECT_GT(j["dp"].value("memory_skipped", 0), 0);
 }
 
+// The memory line counts the concatenation inputs written in place: conv-copy leaves Inception V3's
+// convolutions to its concatenations (tf32, NHWC), only its pools' slices stay in place.
+TEST(Cli, ConcatWritesNamesItsValuesAndConvCopyWritesFewerInputsInPlace) {
+  const Result bad = ios("optimize --model squeezenet --cost-model analytic --concat-writes copy --quiet");
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("--concat-writes must be in-place or conv-copy, got 'copy'"), std::string::npos) << bad.out;
+  const Result bad_run = ios("run --model squeezenet --concat-writes copy");  // flags checked before the GPU
+  EXPECT_EQ(bad_run.code, 1) << bad_run.out;
+  EXPECT_NE(bad_run.out.find("--concat-writes"), std::string::npos) << bad_run.out;
+  // auto chooses by timing both as the schedule runs: a search alone has nothing to time
+  const Result search_auto = ios("optimize --model squeezenet --cost-model analytic --concat-writes auto --quiet");
+  EXPECT_EQ(search_auto.code, 1) << search_auto.out;
+  EXPECT_NE(search_auto.out.find("ios run only"), std::string::npos) << search_auto.out;
+  auto inputs_in_place = [](const std::string& writes) {
+    const Result r =
+        ios("optimize --model inception_v3 --precision tf32 --cost-model analytic --quiet --concat-writes " + writes);
+    EXPECT_EQ(r.code, 0) << r.out;
+    const size_t at = r.out.find(" inputs (");
+    return at == std::string::npos ? -1 : std::stoi(r.out.substr(r.out.rfind(", ", at) + 2));
+  };
+  const int in_place = inputs_in_place("in-place"), copy = inputs_in_place("conv-copy");
+  EXPECT_GT(copy, 0);
+  EXPECT_LT(copy, in_place);
+}
+
 TEST(Cli, OptimizeSaysWhichStagesTheModelCostedAndWhichCameFromTheCache) {
   const Result r = ios("optimize --model ios_sample --cost-model analytic --quiet");
   EXPECT_EQ(r.code, 0) << r.out;

@@ -40,6 +40,20 @@ TEST(ExecConfig, BadValuesAreNamedErrors) {
   ASSERT_FALSE(l);
   EXPECT_NE(l.status().message().find("--layout"), std::string::npos);
   EXPECT_FALSE(make_exec_config("fp32", "auto", 0));
+  auto w = make_exec_config("tf32", "auto", 1, "copy");
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.status().message().find("--concat-writes"), std::string::npos);
+}
+
+// Kernels do not depend on how concatenations are written (their cache stays shared); stage figures do.
+TEST(ExecConfig, ConcatWritesChangeThePlanKeyButNotTheKernelKey) {
+  const ExecConfig in_place = *make_exec_config("tf32", "auto", 1);
+  const ExecConfig copy = *make_exec_config("tf32", "auto", 1, "conv-copy");
+  EXPECT_EQ(in_place.concat_writes, ConcatWrites::kInPlace);
+  EXPECT_EQ(copy.concat_writes, ConcatWrites::kConvCopy);
+  EXPECT_EQ(copy.key(), in_place.key());
+  EXPECT_EQ(in_place.plan_key(), in_place.key());  // stage-cache files of earlier versions keep their keys
+  EXPECT_EQ(copy.plan_key(), "tf32/nhwc/b1/conv-copy");
 }
 
 TEST(ExecConfig, KeysDifferInEveryField) {

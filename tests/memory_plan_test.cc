@@ -74,14 +74,18 @@ void expect_no_overlap_in_time(const ir::Graph& g, const ExecutionPlan& p, const
     }
 }
 
-ExecutionPlan plan_for(const ir::Graph& g, Policy policy) {
+Schedule schedule_for(const ir::Graph& g, Policy policy) {
   AnalyticCostModel model;
   OptimizeOptions o;
   o.policy = policy;
   o.max_part_size = 20;
   auto r = optimize(g, o, model);
   EXPECT_TRUE(r) << r.status().to_string();
-  auto p = compile_plan(g, r->schedule);
+  return r->schedule;
+}
+
+ExecutionPlan plan_for(const ir::Graph& g, Policy policy) {
+  auto p = compile_plan(g, schedule_for(g, policy));
   EXPECT_TRUE(p);
   return *p;
 }
@@ -208,6 +212,122 @@ TEST(MemoryPlan, AStageAloneGathersExactlyTheConcatenationsTheWholeNetworkGather
                       reads_in_place(g, op, whole->placement, ExecConfig{}))
                 << name << ": " << g.node(op).name;
       }
+  }
+}
+
+// The launch of the network's plan that writes `op`, or -1.
+int launch_of(const ExecutionPlan& plan, ir::NodeId op) {
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (plan.steps[i].kind == PlanStep::Kind::kLaunch &&
+        std::find(plan.steps[i].ops.begin(), plan.steps[i].ops.end(), op) != plan.steps[i].ops.end())
+      return int(i);
+  return -1;
+}
+
+// ... nor write an output into a tensor of its own that the network writes into a channel slice of a
+// later stage's concatenation (strided in NHWC, which tensor-core engines write at another speed).
+// Sums fused into a convolution are the exception: a stage alone adds no value it does not read. Not
+// yet DenseNet-121 either: its layers write their slices of the buffer that later layers read as one
+// concatenation (prefix groups, known only to a plan holding those readers).
+// Each stage of `schedule` alone against the whole network: its outputs' (buffer channels, first channel).
+// Returns how many of them the network writes into a wider buffer.
+int expect_stages_write_as_the_network(const ir::Graph& g, const Schedule& schedule, const MemoryOptions& o) {
+  auto network = compile_plan(g, schedule);
+  auto whole = network ? plan_memory(g, *network, o) : Expected<MemoryPlan>(network.status());
+  EXPECT_TRUE(whole) << whole.status().to_string();
+  if (!whole) return 0;
+  int strided = 0;
+  for (const Stage& stage : all_stages(schedule)) {
+    const ExecutionPlan alone = compile_stages({stage});
+    auto m = plan_memory(g, alone, o);
+    EXPECT_TRUE(m) << m.status().to_string();
+    if (!m) continue;
+    expect_no_overlap_in_time(g, alone, *m);
+    for (ir::NodeId op : stage.ops()) {
+      if (whole->launch[size_t(launch_of(*network, op))].residual.node != ir::kNoNode) continue;
+      const Placement& there = whole->placement[size_t(op)];
+      const Placement& here = m->placement[size_t(op)];
+      EXPECT_EQ(here.channels, there.channels) << o.config.plan_key() << " " << g.name << ": " << g.node(op).name;
+      EXPECT_EQ(here.begin, there.begin) << o.config.plan_key() << " " << g.name << ": " << g.node(op).name;
+      strided += there.channels != g.node(op).output_shape.c;
+    }
+  }
+  return strided;
+}
+
+TEST(MemoryPlan, AStageAloneWritesEachOutputWhereTheWholeNetworkWritesIt) {
+  for (const char* name : {"inception_v3", "googlenet", "squeezenet", "nasnet"}) {
+    const ir::Graph g = *models::build_model(name);
+    for (Policy policy : {Policy::kGreedy, Policy::kDpBoth}) {
+      const Schedule schedule = schedule_for(g, policy);
+      for (const char* precision : {"fp32", "tf32", "fp16"})
+        for (const char* writes : {"in-place", "conv-copy"}) {
+          MemoryOptions o;
+          o.config = *make_exec_config(precision, "auto", 1, writes);
+          const int strided = expect_stages_write_as_the_network(g, schedule, o);
+          if (o.config.concat_writes == ConcatWrites::kInPlace)
+            EXPECT_GT(strided, 0) << name << ": no output is written into a concatenation";
+        }
+    }
+  }
+}
+
+// The launches writing into a wider buffer than their own output (a concatenation's slice), counted
+// separately for convolutions and for every other op.
+struct SliceWriters {
+  int convs = 0, others = 0;
+};
+SliceWriters slice_writers(const ir::Graph& g, const ExecutionPlan& plan, const MemoryPlan& m) {
+  SliceWriters w;
+  for (const PlanStep& st : plan.steps) {
+    if (st.kind != PlanStep::Kind::kLaunch) continue;
+    int channels = 0;
+    for (ir::NodeId id : st.ops) channels += g.node(id).output_shape.c;
+    if (m.placement[size_t(st.ops[0])].channels == channels) continue;
+    (g.node(st.ops[0]).is<ir::ConvAttrs>() ? w.convs : w.others) += 1;
+  }
+  return w;
+}
+
+// conv-copy: in NHWC no convolution writes a strided slice (cuDNN would copy it in and out); pools
+// (Inception V3's reduction blocks) still write theirs, and the concatenations copy the convolutions'.
+TEST(MemoryPlan, ConvCopyKeepsConvolutionsOutOfStridedSlicesOnly) {
+  for (const char* name : {"inception_v3"}) {
+    const ir::Graph g = *models::build_model(name);
+    const ExecutionPlan p = plan_for(g, Policy::kDpBoth);
+    MemoryOptions in_place, copy;
+    in_place.config = *make_exec_config("tf32", "auto", 1);
+    copy.config = *make_exec_config("tf32", "auto", 1, "conv-copy");
+    auto a = plan_memory(g, p, in_place);
+    auto b = plan_memory(g, p, copy);
+    ASSERT_TRUE(a && b);
+    const SliceWriters before = slice_writers(g, p, *a), after = slice_writers(g, p, *b);
+    EXPECT_GT(before.convs, 0) << name;
+    EXPECT_EQ(after.convs, 0) << name;
+    EXPECT_EQ(after.others, before.others) << name;
+    EXPECT_GT(after.others, 0) << name;
+    EXPECT_EQ(b->terms_in_place, a->terms_in_place - before.convs) << name;
+    EXPECT_LT(b->elided_concats, a->elided_concats) << name;
+    expect_no_overlap_in_time(g, p, *b);
+  }
+}
+
+// ... but a convolution still adds a residual as it writes a sum that is a whole buffer of its own, and
+// in NCHW at batch 1 a slice is dense, so nothing changes there.
+TEST(MemoryPlan, ConvCopyChangesNothingWhereTheSliceIsDense) {
+  for (const char* name : {"squeezenet", "inception_v3"}) {
+    const ir::Graph g = *models::build_model(name);
+    const ExecutionPlan p = plan_for(g, Policy::kDpBoth);
+    for (const char* layout : {"nchw", "nhwc"}) {
+      MemoryOptions in_place, copy;
+      in_place.config = *make_exec_config("fp16", layout, 1);
+      copy.config = *make_exec_config("fp16", layout, 1, "conv-copy");
+      auto a = plan_memory(g, p, in_place);
+      auto b = plan_memory(g, p, copy);
+      ASSERT_TRUE(a && b);
+      EXPECT_EQ(b->fused_sums, a->fused_sums) << name << " " << layout;
+      if (std::string(layout) == "nchw") EXPECT_EQ(b->terms_in_place, a->terms_in_place) << name;
+    }
   }
 }
 
