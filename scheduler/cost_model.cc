@@ -101,9 +101,10 @@ OpKeys op_keys(const ir::Graph& g) {
   // the remainder by 8 is named: it decides the alignment (16 bytes of 2- or 4-byte elements), and the
   // concatenation's channels the strides; where else the slice lies changes no timing.
   keys.writes.reserve(g.nodes.size());
+  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     std::string writes;
-    for (const ConcatLevel& level : concat_chain(g, ir::NodeId(id)))
+    for (const ConcatLevel& level : concat_chain(g, ir::NodeId(id), consumers))
       writes += "@" + std::to_string(g.node(level.concat).output_shape.c) + "+" + std::to_string(level.begin % 8);
     keys.writes.push_back(std::move(writes));
   }

@@ -217,9 +217,10 @@ std::vector<Placement> outside_concat_slices(const ir::Graph& g, const Execution
                                              const std::vector<int>& step_of, const ExecConfig& config,
                                              const std::function<int(ir::NodeId root)>& buffer_of) {
   std::vector<Placement> slices(g.nodes.size());
+  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
   for (const PlanStep& st : plan.steps) {
     if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
-    const std::vector<ConcatLevel> chain = concat_chain(g, st.ops[0]);
+    const std::vector<ConcatLevel> chain = concat_chain(g, st.ops[0], consumers);
     if (chain.empty() ||
         std::any_of(chain.begin(), chain.end(), [&](const ConcatLevel& l) { return step_of[size_t(l.concat)] >= 0; }))
       continue;
@@ -232,14 +233,16 @@ std::vector<Placement> outside_concat_slices(const ir::Graph& g, const Execution
 
 }  // namespace
 
-std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value) {
+std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value,
+                                      const std::vector<std::vector<ir::NodeId>>& consumers) {
   std::vector<ConcatLevel> chain;
   for (ir::NodeId v = value; v != g.input() && v != g.output() && writes_strided(g.node(v));) {
     int concats = 0;
     std::optional<ConcatLevel> level;
-    for (size_t id = size_t(v) + 1; id < g.nodes.size(); ++id) {  // readers come after (topological ids)
-      const ir::Node& n = g.nodes[id];
+    for (ir::NodeId id : consumers[size_t(v)]) {
+      const ir::Node& n = g.node(id);
       if (!concatenates(n)) continue;
+      ++concats;
       int reads = 0, begin = 0;
       std::optional<int> at;
       for (const ir::Term& term : n.inputs) {
@@ -248,9 +251,7 @@ std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value) {
           at = begin;
         begin += term[0].channels();
       }
-      if (reads == 0) continue;
-      ++concats;
-      if (reads == 1 && at && n.inputs.size() >= 2) level = ConcatLevel{ir::NodeId(id), *at};
+      if (reads == 1 && at && n.inputs.size() >= 2) level = ConcatLevel{id, *at};
     }
     if (concats != 1 || !level) break;
     chain.push_back(*level);

@@ -76,7 +76,9 @@ struct ConcatLevel {
 // so on. The whole network's plan writes the value into the outermost one's buffer where every slice on
 // the way is aligned and the value is launched alone; a stage timed without those concatenations is
 // given the same buffer (plan_memory), and its signature names the chain (stage_signature).
-std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value);
+// `consumers`: g.consumers(), computed once by callers that ask for many values.
+std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value,
+                                      const std::vector<std::vector<ir::NodeId>>& consumers);
 
 Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, const MemoryOptions& options);
 
