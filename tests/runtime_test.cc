@@ -411,6 +411,22 @@ TEST(PrefetchSuffix, NamesHowManyStagesAheadAndRejectsAnythingElse) {
   }
 }
 
+// One run of `plan` on poisoned activations: its output's relative L2 error against `want`, and its kernels.
+struct CheckedRun {
+  double error = 1;
+  KernelReport kernels;
+};
+CheckedRun run_checked(const ir::Graph& g, const ir::Weights& w, const sched::ExecutionPlan& plan,
+                       const ExecutorOptions& eo, const std::vector<float>& input, const std::vector<float>& want) {
+  auto exec = Executor::create(g, w, plan, eo);
+  EXPECT_TRUE(exec) << exec.status().to_string();
+  if (!exec) return {};
+  const bool ran = (*exec)->poison_activations().is_ok() && (*exec)->set_input(input).is_ok() && (*exec)->run().is_ok();
+  EXPECT_TRUE(ran) << eo.config.plan_key();
+  if (!ran) return {};
+  return {reference::relative_l2_error(*(*exec)->output(), want), (*exec)->kernel_report()};
+}
+
 TEST(GpuRuntime, DenseLayersReadingPrefixesOfOneSharedBufferMatchTheReference) {
   const ir::Graph g = testing::dense_block(4, /*growth=*/8, /*channels=*/8, /*size=*/6);
   const ir::Weights w = ir::make_weights(g);
@@ -428,14 +444,10 @@ TEST(GpuRuntime, DenseLayersReadingPrefixesOfOneSharedBufferMatchTheReference) {
           ExecutorOptions eo;
           eo.config = config_of(precision, layout, batch);
           eo.context = context_for(eo.config);
-          auto exec = Executor::create(g, w, *plan, eo);
-          ASSERT_TRUE(exec) << exec.status().to_string();
-          ASSERT_TRUE((*exec)->poison_activations().is_ok());
-          ASSERT_TRUE((*exec)->set_input(in.data).is_ok());
-          ASSERT_TRUE((*exec)->run().is_ok());
-          const double err = reference::relative_l2_error(*(*exec)->output(), want->at(size_t(g.output())).data);
+          const CheckedRun r = run_checked(g, w, *plan, eo, in.data, want->at(size_t(g.output())).data);
+          const double err = r.error;
           EXPECT_LT(err, eo.config.tolerance()) << eo.config.key();
-          const KernelReport k = (*exec)->kernel_report();
+          const KernelReport& k = r.kernels;
           EXPECT_EQ(k.concat_inputs_copied, 0) << eo.config.key();  // 8-channel slices are aligned in every config
           std::printf("[dense] %-10s %-14s rel-L2 %.3e | concat inputs in place %d copied %d\n",
                       sched::policy_flag_name(policy).c_str(), eo.config.key().c_str(), err, k.concat_inputs_in_place,
@@ -465,14 +477,10 @@ TEST(GpuRuntime, ConvolutionsLeftToTheirConcatenationsMatchTheReference) {
         ExecutorOptions eo;
         eo.config = *make_exec_config(precision, "auto", 1, writes);
         eo.context = context_for(eo.config);
-        auto exec = Executor::create(g, w, *plan, eo);
-        ASSERT_TRUE(exec) << exec.status().to_string();
-        ASSERT_TRUE((*exec)->poison_activations().is_ok());
-        ASSERT_TRUE((*exec)->set_input(in.data).is_ok());
-        ASSERT_TRUE((*exec)->run().is_ok());
-        const double err = reference::relative_l2_error(*(*exec)->output(), want->data);
+        const CheckedRun r = run_checked(g, w, *plan, eo, in.data, want->data);
+        const double err = r.error;
         EXPECT_LT(err, eo.config.tolerance()) << eo.config.plan_key();
-        reports[writes] = (*exec)->kernel_report();
+        reports[writes] = r.kernels;
         std::printf("[conv-copy] %-9s %-24s rel-L2 %.3e | concat inputs in place %d copied %d\n",
                     sched::exec_mode_name(mode), eo.config.plan_key().c_str(), err,
                     reports[writes].concat_inputs_in_place, reports[writes].concat_inputs_copied);
