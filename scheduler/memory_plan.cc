@@ -1,7 +1,6 @@
 #include "scheduler/memory_plan.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -210,39 +209,16 @@ std::optional<ConcatLevel> network_slice(const ir::Graph& g, ir::NodeId value, c
   return std::nullopt;
 }
 
-// Per node of the plan: where the network writes its output when concatenations outside the plan take
-// it in place (a timed stage's branches, concatenated in a later stage), with the buffer of the
-// outermost one in `buffer`; unplaced for the rest. Merged launches write their own buffer.
-std::vector<Placement> outside_concat_slices(const ir::Graph& g, const ExecutionPlan& plan,
-                                             const std::vector<int>& step_of, const ExecConfig& config,
-                                             const std::function<int(ir::NodeId root)>& buffer_of) {
-  std::vector<Placement> slices(g.nodes.size());
-  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
-  for (const PlanStep& st : plan.steps) {
-    if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
-    const std::vector<ConcatLevel> chain = concat_chain(g, st.ops[0], consumers);
-    if (chain.empty() ||
-        std::any_of(chain.begin(), chain.end(), [&](const ConcatLevel& l) { return step_of[size_t(l.concat)] >= 0; }))
-      continue;
-    if (std::optional<ConcatLevel> slice = network_slice(g, st.ops[0], chain, config))
-      slices[size_t(st.ops[0])] =
-          Placement{buffer_of(slice->concat), g.node(slice->concat).output_shape.c, slice->begin};
-  }
-  return slices;
-}
-
-}  // namespace
-
-std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value,
-                                      const std::vector<std::vector<ir::NodeId>>& consumers) {
+// The chain of concat_chain, each level found among the nodes `for_each_reader(v, visit)` visits.
+template <typename ForEachReader>
+std::vector<ConcatLevel> chain_through(const ir::Graph& g, ir::NodeId value, ForEachReader for_each_reader) {
   std::vector<ConcatLevel> chain;
   for (ir::NodeId v = value; v != g.input() && v != g.output() && writes_strided(g.node(v));) {
     int concats = 0;
     std::optional<ConcatLevel> level;
-    for (ir::NodeId id : consumers[size_t(v)]) {
+    for_each_reader(v, [&](ir::NodeId id) {
       const ir::Node& n = g.node(id);
-      if (!concatenates(n)) continue;
-      ++concats;
+      if (!concatenates(n)) return;
       int reads = 0, begin = 0;
       std::optional<int> at;
       for (const ir::Term& term : n.inputs) {
@@ -251,13 +227,47 @@ std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value,
           at = begin;
         begin += term[0].channels();
       }
+      if (reads == 0) return;
+      ++concats;
       if (reads == 1 && at && n.inputs.size() >= 2) level = ConcatLevel{id, *at};
-    }
+    });
     if (concats != 1 || !level) break;
     chain.push_back(*level);
     v = level->concat;
   }
   return chain;
+}
+
+// Per op of the plan: the outermost concatenation outside the plan whose buffer the network writes its
+// output into, and its first channel there (a timed stage's branches, concatenated in a later stage);
+// nullopt for the rest. Merged launches write their own buffer. Readers are found by scanning the nodes
+// after each value: a measured search plans every stage it times, and a consumer list of the whole graph
+// per plan cost more than the rest of the plan.
+std::vector<std::optional<ConcatLevel>> outside_concat_slices(const ir::Graph& g, const ExecutionPlan& plan,
+                                                              const std::vector<int>& step_of,
+                                                              const ExecConfig& config) {
+  std::vector<std::optional<ConcatLevel>> slices(g.nodes.size());
+  auto later_nodes = [&](ir::NodeId v, const auto& visit) {  // readers come after (topological ids)
+    for (size_t id = size_t(v) + 1; id < g.nodes.size(); ++id) visit(ir::NodeId(id));
+  };
+  for (const PlanStep& st : plan.steps) {
+    if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
+    const std::vector<ConcatLevel> chain = chain_through(g, st.ops[0], later_nodes);
+    if (chain.empty() ||
+        std::any_of(chain.begin(), chain.end(), [&](const ConcatLevel& l) { return step_of[size_t(l.concat)] >= 0; }))
+      continue;
+    slices[size_t(st.ops[0])] = network_slice(g, st.ops[0], chain, config);
+  }
+  return slices;
+}
+
+}  // namespace
+
+std::vector<ConcatLevel> concat_chain(const ir::Graph& g, ir::NodeId value,
+                                      const std::vector<std::vector<ir::NodeId>>& consumers) {
+  return chain_through(g, value, [&](ir::NodeId v, const auto& visit) {
+    for (ir::NodeId id : consumers[size_t(v)]) visit(id);
+  });
 }
 
 bool reads_in_place(const ir::Graph& g, ir::NodeId op, const std::vector<Placement>& placement,
@@ -314,17 +324,19 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
   // A timed stage's outputs that the network writes into a later stage's concatenation go into a buffer
   // of that concatenation's shape, at their slice: in NHWC such a slice is strided, which the engines
   // write at another speed (and may be other engines) than a tensor of its own.
+  std::vector<Placement> outside_slices(n_nodes);
   std::map<ir::NodeId, int> outside_buffer;  // per outermost concatenation
-  const std::vector<Placement> outside_slices = outside_concat_slices(g, plan, step_of, config, [&](ir::NodeId root) {
-    auto [it, added] = outside_buffer.emplace(root, -1);
+  const std::vector<std::optional<ConcatLevel>> slices = outside_concat_slices(g, plan, step_of, config);
+  for (size_t id = 0; id < n_nodes; ++id) {
+    if (!slices[id]) continue;
+    const ir::Node& root = g.node(slices[id]->concat);
+    auto [it, added] = outside_buffer.emplace(slices[id]->concat, -1);
     if (added) {
-      it->second = new_buffer(tensor_bytes(g.node(root).output_shape, config));
+      it->second = new_buffer(tensor_bytes(root.output_shape, config));
       mp.buffer_pinned[size_t(it->second)] = true;  // the network's concatenation outlives the stage
     }
-    return it->second;
-  });
-  for (size_t id = 0; id < n_nodes; ++id)
-    if (outside_slices[id].placed()) mp.placement[id] = outside_slices[id];
+    mp.placement[id] = outside_slices[id] = Placement{it->second, root.output_shape.c, slices[id]->begin};
+  }
 
   // Concat elision: in reverse plan order, so a concat knows its own place before its producers do.
   struct Alias {
