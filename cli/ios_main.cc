@@ -959,11 +959,11 @@ std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const Run
 // How --concat-writes may write concatenations: one way, or both for auto.
 Expected<std::vector<ios::ConcatWrites>> concat_writes_variants(const std::string& flag) {
   if (flag == "auto") return std::vector<ios::ConcatWrites>{ios::ConcatWrites::kInPlace, ios::ConcatWrites::kConvCopy};
-  auto config = ios::make_exec_config("fp32", "auto", 1, flag);
-  if (!config)
+  Expected<ios::ConcatWrites> writes = ios::parse_concat_writes(flag);
+  if (!writes)
     return ios::error(ios::ErrorCode::kInvalidArgument,
                       "--concat-writes must be in-place, conv-copy or auto, got '" + flag + "'");
-  return std::vector<ios::ConcatWrites>{config->concat_writes};
+  return std::vector<ios::ConcatWrites>{*writes};
 }
 
 // The variants --exec, --prefetch-weights and --concat-writes name: one, or for auto every one an engine

@@ -18,6 +18,12 @@ const char* layout_name(Layout l) { return l == Layout::kNCHW ? "nchw" : "nhwc";
 
 const char* concat_writes_name(ConcatWrites w) { return w == ConcatWrites::kInPlace ? "in-place" : "conv-copy"; }
 
+Expected<ConcatWrites> parse_concat_writes(const std::string& name) {
+  for (ConcatWrites w : {ConcatWrites::kInPlace, ConcatWrites::kConvCopy})
+    if (name == concat_writes_name(w)) return w;
+  return error(ErrorCode::kInvalidArgument, "--concat-writes must be in-place or conv-copy, got '" + name + "'");
+}
+
 size_t element_bytes(DataType t) { return t == DataType::kF32 ? 4 : 2; }
 
 std::string ExecConfig::precision() const {
@@ -77,14 +83,7 @@ Expected<ExecConfig> make_exec_config(const std::string& precision, const std::s
   RETURN_ERROR_IF(batch < 1 || batch > 65536, ErrorCode::kInvalidArgument,
                   "--batch must be between 1 and 65536, got " + std::to_string(batch));
   c.batch = batch;
-  if (concat_writes == "in-place") {
-    c.concat_writes = ConcatWrites::kInPlace;
-  } else if (concat_writes == "conv-copy") {
-    c.concat_writes = ConcatWrites::kConvCopy;
-  } else {
-    return error(ErrorCode::kInvalidArgument,
-                 "--concat-writes must be in-place or conv-copy, got '" + concat_writes + "'");
-  }
+  ASSIGN_OR_RETURN(c.concat_writes, parse_concat_writes(concat_writes));
   return c;
 }
 

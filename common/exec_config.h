@@ -12,9 +12,10 @@
 
 namespace ios {
 
-const char* dtype_name(DataType t);              // f32 | f16 | bf16
-const char* layout_name(Layout l);               // nchw | nhwc
-const char* concat_writes_name(ConcatWrites w);  // in-place | conv-copy
+const char* dtype_name(DataType t);                                   // f32 | f16 | bf16
+const char* layout_name(Layout l);                                    // nchw | nhwc
+const char* concat_writes_name(ConcatWrites w);                       // in-place | conv-copy
+Expected<ConcatWrites> parse_concat_writes(const std::string& name);  // the inverse of concat_writes_name
 size_t element_bytes(DataType t);
 
 struct ExecConfig {
