@@ -113,6 +113,11 @@ class TuningBudget {
   int timed_ = 0, losing_in_a_row_ = 0;
 };
 
+// Whether the convolution reads or writes a channel slice of a wider buffer through strides a packed
+// tensor would not have (NHWC concatenations and merged outputs; NCHW ones only beyond batch 1): graph
+// tuning then also times the engines cuDNN compiles at run time, first.
+bool touches_strided_slice(const ConvSpec& spec);
+
 struct ConvBuildOptions {
   ConvEngine engine = ConvEngine::kGraph;
   size_t workspace_limit = size_t{256} << 20;

@@ -372,6 +372,26 @@ TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutpu
   }
 }
 
+TEST(ConvTuning, StridedSlicesAreNHWCChannelSlicesOrNCHWOnesBeyondBatchOne) {
+  auto conv = [](const std::string& layout, int batch, int x_buffer_channels, int y_buffer_channels) {
+    ConvSpec s;
+    s.config = *make_exec_config("tf32", layout, batch);
+    s.in = {64, 17, 17};
+    s.out = {96, 17, 17};
+    s.x = slice_layout(s.config.layout, x_buffer_channels, 0, 17, 17);
+    s.y = slice_layout(s.config.layout, y_buffer_channels, 32, 17, 17);
+    return s;
+  };
+  EXPECT_FALSE(touches_strided_slice(conv("nhwc", 1, 64, 96)));
+  EXPECT_TRUE(touches_strided_slice(conv("nhwc", 1, 64, 768)));    // writes a concatenation's slice
+  EXPECT_TRUE(touches_strided_slice(conv("nhwc", 1, 192, 96)));    // reads a merged convolution's slice
+  EXPECT_FALSE(touches_strided_slice(conv("nchw", 1, 192, 768)));  // one sample's channel slice is dense
+  EXPECT_TRUE(touches_strided_slice(conv("nchw", 2, 64, 768)));
+  ConvSpec residual = conv("nhwc", 1, 64, 96);
+  residual.z = slice_layout(Layout::kNHWC, 288, 0, 17, 17);
+  EXPECT_TRUE(touches_strided_slice(residual));
+}
+
 TEST(TuningBudget, StopsAfterSixLosingCandidatesInARowOrSixteenTimedUnlessExhaustive) {
   TuningBudget graph = TuningBudget::for_engine(ConvEngine::kGraph, 64);
   graph.timed(true);
