@@ -306,10 +306,12 @@ struct OptimizeArgs {
                     "strided slice write their own tensor, the concatenation copies) | auto (ios run: both timed, the "
                     "faster kept)")
         ->capture_default_str();
-    cmd->add_option("--conv-engine", conv_engine,
-                    "auto (graph-exhaustive for strict fp32, graph otherwise) | graph (cudnn-frontend, the heuristics' "
-                    "candidates autotuned) | graph-exhaustive (also every other engine and split-K variants: slower "
-                    "tuning, kept in the kernel cache) | legacy (cudnnFind)")
+    cmd->add_option(
+           "--conv-engine", conv_engine,
+           "auto (graph-exhaustive for strict fp32, graph otherwise) | graph (cudnn-frontend, the heuristics' "
+           "candidates autotuned) | graph-exhaustive (also every other engine and split-K variants: slower "
+           "tuning, kept in the kernel cache) | graph-rtc (graph, led on strided NHWC slices by the engines cuDNN "
+           "compiles at run time: faster, experimental) | legacy (cudnnFind)")
         ->capture_default_str();
     kernel_cache = default_kernel_cache();
     cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")

@@ -5,7 +5,8 @@
 //    (median of several batches after warm-up), the fastest kept; when no engine runs the fused graph,
 //    the convolution alone is tuned and bias/activation/residual run as a separate kernel.
 //    With graph-exhaustive, every engine of the operation graph with its default knobs and split-K
-//    variants are timed too (recorded as backend "graph-knobs": engine + the knobs set, replayed as such).
+//    variants are timed too (recorded as backend "graph-knobs": engine + the knobs set, replayed as such);
+//    with graph-rtc, the engines compiled at run time first where the convolution touches a strided slice.
 //  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
 // The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
 // process builds the same engine without tuning.
@@ -30,9 +31,10 @@ int act_code(ir::Act a);
 inline constexpr char kElementwiseBackend[] = "elementwise";
 
 // graph: the heuristics' candidates; graph-exhaustive: also every other engine of the operation graph
-// and split-K variants (kept in the kernel cache under their own key); legacy: cudnnFind; auto:
-// graph-exhaustive for strict fp32, graph otherwise (resolve_conv_engine).
-enum class ConvEngine { kAuto, kGraph, kGraphExhaustive, kLegacy };
+// and split-K variants (kept in the kernel cache under their own key); graph-rtc: graph, led on strided
+// slices by the engines cuDNN compiles at run time (timing_order in conv_kernel.cc); legacy: cudnnFind;
+// auto: graph-exhaustive for strict fp32, graph otherwise (resolve_conv_engine).
+enum class ConvEngine { kAuto, kGraph, kGraphExhaustive, kGraphRuntimeCompiled, kLegacy };
 Expected<ConvEngine> parse_conv_engine(const std::string& s);
 const char* conv_engine_name(ConvEngine e);
 // What auto means for a data type and math mode. Strict fp32 has few engines, so trying them all costs
@@ -114,8 +116,8 @@ class TuningBudget {
 };
 
 // Whether the convolution reads or writes a channel slice of a wider buffer through strides a packed
-// tensor would not have (NHWC concatenations and merged outputs; NCHW ones only beyond batch 1): graph
-// tuning then also times the engines cuDNN compiles at run time, first.
+// tensor would not have (NHWC concatenations and merged outputs; NCHW ones only beyond batch 1):
+// graph-rtc tuning then times the engines cuDNN compiles at run time first.
 bool touches_strided_slice(const ConvSpec& spec);
 
 struct ConvBuildOptions {

@@ -19,9 +19,8 @@ namespace {
 
 constexpr const char* kFormat = "ios-kernel-cache";
 // 2: engines timed on the GPU alone (conv_kernel.cc, CandidateTimer); version 1 timed small convolutions
-// by the host's overhead of issuing them, so its picks are not reused. 3: graph tuning also times the
-// engines cuDNN compiles at run time on strided slices, much faster there (conv_kernel.cc, timing_order).
-constexpr int kVersion = 3;
+// by the host's overhead of issuing them, so its picks are not reused.
+constexpr int kVersion = 2;
 constexpr size_t kMaxFileBytes = size_t{64} << 20;
 
 json to_json(const KernelChoice& c) {

@@ -229,17 +229,12 @@ TEST_F(KernelCacheFile, AForeignEnvironmentIsIgnoredWithAWarning) {
   EXPECT_EQ(b.size(), 0u);
 }
 
-// Version 1 timed engines eagerly; version 2's graph tuning never timed the engines compiled at run time.
-TEST_F(KernelCacheFile, FilesOfEarlierVersionsAreIgnoredWithAWarning) {
-  for (int version : {1, 2}) {
-    write("{\"format\":\"ios-kernel-cache\",\"version\":" + std::to_string(version) +
-          ",\"environment\":\"env\",\"kernels\":{\"k\":{\"backend\":\"graph\",\"engine\":3,\"knobs\":[],"
-          "\"name\":\"x\",\"fused\":true,\"ms\":1,\"workspace\":0,\"candidates\":1}}}");
-    rt::KernelCache c("env");
-    const std::string warning = c.load(path);
-    EXPECT_NE(warning.find("not an ios kernel cache of version 3"), std::string::npos) << warning;
-    EXPECT_EQ(c.size(), 0u);
-  }
+TEST_F(KernelCacheFile, AFileOfTheEagerlyTimedVersionIsIgnoredWithAWarning) {
+  write("{\"format\":\"ios-kernel-cache\",\"version\":1,\"environment\":\"env\",\"kernels\":{}}");
+  rt::KernelCache c("env");
+  const std::string warning = c.load(path);
+  EXPECT_NE(warning.find("not an ios kernel cache of version 2"), std::string::npos) << warning;
+  EXPECT_EQ(c.size(), 0u);
 }
 
 TEST_F(KernelCacheFile, TruncatedAndCorruptFilesAreIgnoredWithAWarning) {
@@ -253,13 +248,13 @@ TEST_F(KernelCacheFile, TruncatedAndCorruptFilesAreIgnoredWithAWarning) {
   }
   for (const std::string& bad :
        {text.substr(0, text.size() / 2), std::string("not json"), std::string("[1, 2]"), std::string("{\"w\":1e400}"),
-        std::string("{\"format\":\"ios-kernel-cache\",\"version\":3,\"environment\":\"env\",\"kernels\":{\"k\":5}}"),
-        std::string("{\"format\":\"ios-kernel-cache\",\"version\":3,\"environment\":\"env\",\"kernels\":{\"k\":"
+        std::string("{\"format\":\"ios-kernel-cache\",\"version\":2,\"environment\":\"env\",\"kernels\":{\"k\":5}}"),
+        std::string("{\"format\":\"ios-kernel-cache\",\"version\":2,\"environment\":\"env\",\"kernels\":{\"k\":"
                     "{\"backend\":\"graph\",\"engine\":-4,\"knobs\":[],\"name\":\"x\",\"fused\":true,\"ms\":1,"
                     "\"workspace\":0,\"candidates\":1}}}"),
         std::string("{\"format\":\"ios-kernel-cache\",\"version\":88888888888.8}"),
         // a float where an integer belongs (found by fuzz_kernel_cache: converting it was undefined behaviour)
-        std::string("{\"format\":\"ios-kernel-cache\",\"version\":3,\"environment\":\"env\",\"kernels\":{\"k\":"
+        std::string("{\"format\":\"ios-kernel-cache\",\"version\":2,\"environment\":\"env\",\"kernels\":{\"k\":"
                     "{\"backend\":\"graph\",\"engine\":3,\"knobs\":[],\"name\":\"x\",\"fused\":true,\"ms\":1,"
                     "\"workspace\":8.9e51,\"candidates\":1}}}")}) {
     write(bad);

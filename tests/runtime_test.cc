@@ -392,6 +392,20 @@ TEST(ConvTuning, StridedSlicesAreNHWCChannelSlicesOrNCHWOnesBeyondBatchOne) {
   EXPECT_TRUE(touches_strided_slice(residual));
 }
 
+TEST(ConvTuning, EveryEngineChoiceParsesFromItsNameAndAWrongOneIsNamed) {
+  for (ConvEngine e : {ConvEngine::kAuto, ConvEngine::kGraph, ConvEngine::kGraphExhaustive,
+                       ConvEngine::kGraphRuntimeCompiled, ConvEngine::kLegacy}) {
+    auto parsed = parse_conv_engine(conv_engine_name(e));
+    ASSERT_TRUE(parsed) << conv_engine_name(e);
+    EXPECT_EQ(*parsed, e);
+  }
+  auto bad = parse_conv_engine("rtc");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().to_string().find("--conv-engine"), std::string::npos);
+  EXPECT_NE(bad.status().to_string().find("'rtc'"), std::string::npos);
+  EXPECT_EQ(resolve_conv_engine(ConvEngine::kAuto, DataType::kF32, MathMode::kTf32), ConvEngine::kGraph);
+}
+
 TEST(TuningBudget, StopsAfterSixLosingCandidatesInARowOrSixteenTimedUnlessExhaustive) {
   TuningBudget graph = TuningBudget::for_engine(ConvEngine::kGraph, 64);
   graph.timed(true);
@@ -505,8 +519,9 @@ TEST(GpuRuntime, ConvolutionsLeftToTheirConcatenationsMatchTheReference) {
                     sched::exec_mode_name(mode), eo.config.plan_key().c_str(), err,
                     reports[writes].concat_inputs_in_place, reports[writes].concat_inputs_copied);
       }
-      if (make_exec_config(precision, "auto", 1)->layout == Layout::kNHWC)
+      if (make_exec_config(precision, "auto", 1)->layout == Layout::kNHWC) {
         EXPECT_LT(reports["conv-copy"].concat_inputs_in_place, reports["in-place"].concat_inputs_in_place) << precision;
+      }
     }
   }
 }

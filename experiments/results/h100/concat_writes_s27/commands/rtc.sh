@@ -5,6 +5,8 @@
 # tuned, fidelity); 2. the in-place schedules of conv_copy/ run by both binaries, alternating, --exec auto;
 # 3. a CUPTI census of the change's tf32 Inception V3; 4. the GPU tests.
 # From the repository root on the GPU machine:  rtc.sh OUT BASE_KERNEL_CACHE
+# Ran on commit 6741f65, where graph tuning led with these engines; since then they are opt-in: to rerun
+# with a later binary, add --conv-engine graph-rtc to its ios / exp_latency commands.
 set -uo pipefail
 out=$1 base_cache=$2
 mkdir -p "$out"
