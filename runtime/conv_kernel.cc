@@ -375,8 +375,8 @@ bool compiled_at_run_time(const fe::graph::Graph& g, int64_t index) {
 // the precompiled tensor-core kernels the heuristics offer first wrap the GEMM in two nhwcSliceCKernel
 // copies (tf32 GoogLeNet on the H100, cuDNN 9.19: 27 of 32 strided convolutions faster, 62 of 72 copies
 // gone); the heuristics list them late or not at all, past where the tuning budget stops. Not the
-// default: with them SqueezeNet's tf32 output came out wrong on CUDA-graph replays (relative L2
-// 0.025-0.083, different each time; right on streams), cause not found yet.
+// default: with them SqueezeNet's tf32 output came out wrong in CUDA graphs (relative L2 0.083 staged,
+// 0.025 dataflow; right on streams), cause not found yet.
 std::vector<int64_t> timing_order(fe::graph::Graph& g, const ConvSpec& spec, ConvEngine engine,
                                   std::vector<std::optional<ExploredConfig>>& origin) {
   const int64_t offered = g.get_execution_plan_count();
