@@ -312,7 +312,15 @@ struct OptimizeArgs {
            "candidates autotuned) | graph-exhaustive (also every other engine and split-K variants: slower "
            "tuning, kept in the kernel cache) | graph-rtc (graph, led on strided NHWC slices by the engines cuDNN "
            "compiles at run time: faster, experimental) | legacy (cudnnFind)")
-        ->capture_default_str();
+        ->capture_default_str()
+#ifdef IOS_WITH_RUNTIME
+        // Checked when parsed: with the analytic model no context is made to reject a wrong value.
+        ->check([](const std::string& s) {
+          auto e = ios::rt::parse_conv_engine(s);
+          return e ? std::string() : e.status().message();
+        })
+#endif
+        ;
     kernel_cache = default_kernel_cache();
     cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")
         ->capture_default_str();

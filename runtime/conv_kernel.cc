@@ -450,8 +450,9 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   CHECK_FE(g->check_support(handle));
   // Per plan index: how a hand-made configuration was made (heuristics' plans have none).
   std::vector<std::optional<ExploredConfig>> origin(size_t(g->get_execution_plan_count()));
+  const size_t offered = origin.size();  // the heuristics' plans
   const std::vector<int64_t> order = timing_order(*g, spec, o.engine, origin);
-  deselect_for_precision(*g, spec.config, o.workspace_limit);  // the hand-made configurations too
+  if (origin.size() > offered) deselect_for_precision(*g, spec.config, o.workspace_limit);  // the hand-made ones
   std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, fused);
   const cudaStream_t stream = stream_of(handle);
   // A residual read through strides is checked: an engine that accepted one gave wrong results (tf32,

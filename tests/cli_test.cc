@@ -107,8 +107,9 @@ TEST(Cli, ConcatWritesNamesItsValuesAndConvCopyWritesFewerInputsInPlace) {
   EXPECT_NE(bad.out.find("--concat-writes must be in-place or conv-copy, got 'copy'"), std::string::npos) << bad.out;
   const Result bad_run = ios("run --model squeezenet --concat-writes copy");  // flags checked before the GPU
   EXPECT_EQ(bad_run.code, 1) << bad_run.out;
-  if (bad_run.out.find("needs the GPU runtime") == std::string::npos)  // a build without CUDA has no ios run
+  if (bad_run.out.find("needs the GPU runtime") == std::string::npos) {  // a build without CUDA has no ios run
     EXPECT_NE(bad_run.out.find("--concat-writes"), std::string::npos) << bad_run.out;
+  }
   // auto chooses by timing both as the schedule runs: a search alone has nothing to time
   const Result search_auto = ios("optimize --model squeezenet --cost-model analytic --concat-writes auto --quiet");
   EXPECT_EQ(search_auto.code, 1) << search_auto.out;
@@ -123,6 +124,19 @@ TEST(Cli, ConcatWritesNamesItsValuesAndConvCopyWritesFewerInputsInPlace) {
   const int in_place = inputs_in_place("in-place"), copy = inputs_in_place("conv-copy");
   EXPECT_GT(copy, 0);
   EXPECT_LT(copy, in_place);
+}
+
+// Checked as the flags are read: a search with the analytic model makes no context that would reject it.
+TEST(Cli, AnUnknownConvEngineIsANamedErrorEvenWithoutAGpu) {
+  const Result run = ios("run --model squeezenet --conv-engine rtc");
+  EXPECT_NE(run.code, 0) << run.out;
+  if (run.out.find("needs the GPU runtime") != std::string::npos) return;  // a build without CUDA: no engines
+  EXPECT_NE(run.out.find("--conv-engine must be auto, graph, graph-exhaustive, graph-rtc or legacy, got 'rtc'"),
+            std::string::npos)
+      << run.out;
+  const Result search = ios("optimize --model squeezenet --cost-model analytic --conv-engine rtc --quiet");
+  EXPECT_NE(search.code, 0) << search.out;
+  EXPECT_NE(search.out.find("got 'rtc'"), std::string::npos) << search.out;
 }
 
 TEST(Cli, OptimizeSaysWhichStagesTheModelCostedAndWhichCameFromTheCache) {

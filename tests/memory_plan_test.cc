@@ -265,8 +265,9 @@ TEST(MemoryPlan, AStageAloneWritesEachOutputWhereTheWholeNetworkWritesIt) {
           MemoryOptions o;
           o.config = *make_exec_config(precision, "auto", 1, writes);
           const int strided = expect_stages_write_as_the_network(g, schedule, o);
-          if (o.config.concat_writes == ConcatWrites::kInPlace)
+          if (o.config.concat_writes == ConcatWrites::kInPlace) {
             EXPECT_GT(strided, 0) << name << ": no output is written into a concatenation";
+          }
         }
     }
   }
@@ -289,16 +290,22 @@ SliceWriters slice_writers(const ir::Graph& g, const ExecutionPlan& plan, const 
   return w;
 }
 
+// The memory plans of one schedule at batch 1 with in-place and conv-copy concatenation writes.
+std::pair<Expected<MemoryPlan>, Expected<MemoryPlan>> plans_both_ways(const ir::Graph& g, const ExecutionPlan& p,
+                                                                      const std::string& precision,
+                                                                      const std::string& layout) {
+  MemoryOptions in_place, copy;
+  in_place.config = *make_exec_config(precision, layout, 1);
+  copy.config = *make_exec_config(precision, layout, 1, "conv-copy");
+  return {plan_memory(g, p, in_place), plan_memory(g, p, copy)};
+}
+
 // conv-copy: in NHWC no convolution writes a strided slice (cuDNN would copy it in and out); pools
 // (Inception V3's reduction blocks) still write theirs, and the concatenations copy the convolutions'.
 TEST(MemoryPlan, ConvCopyKeepsConvolutionsOutOfStridedSlicesOnly) {
   const ir::Graph g = *models::build_model("inception_v3");
   const ExecutionPlan p = plan_for(g, Policy::kDpBoth);
-  MemoryOptions in_place, copy;
-  in_place.config = *make_exec_config("tf32", "auto", 1);
-  copy.config = *make_exec_config("tf32", "auto", 1, "conv-copy");
-  auto a = plan_memory(g, p, in_place);
-  auto b = plan_memory(g, p, copy);
+  auto [a, b] = plans_both_ways(g, p, "tf32", "auto");
   ASSERT_TRUE(a && b);
   const SliceWriters before = slice_writers(g, p, *a), after = slice_writers(g, p, *b);
   EXPECT_GT(before.convs, 0);
@@ -322,11 +329,7 @@ TEST(MemoryPlan, ConvCopyChangesNothingWhereTheSliceIsDense) {
   EXPECT_EQ(fused->fused_sums, 1);
   const ir::Graph g = *models::build_model("inception_v3");
   const ExecutionPlan p = plan_for(g, Policy::kDpBoth);
-  MemoryOptions in_place, copy;
-  in_place.config = *make_exec_config("fp16", "nchw", 1);
-  copy.config = *make_exec_config("fp16", "nchw", 1, "conv-copy");
-  auto a = plan_memory(g, p, in_place);
-  auto b = plan_memory(g, p, copy);
+  auto [a, b] = plans_both_ways(g, p, "fp16", "nchw");
   ASSERT_TRUE(a && b);
   EXPECT_GT(a->terms_in_place, 0);
   EXPECT_EQ(b->terms_in_place, a->terms_in_place);
