@@ -308,10 +308,10 @@ struct OptimizeArgs {
         ->capture_default_str();
     cmd->add_option(
            "--conv-engine", conv_engine,
-           "auto (graph-exhaustive for strict fp32, graph otherwise) | graph (cudnn-frontend, the heuristics' "
+           "auto (graph-exhaustive for strict fp32, graph-rtc otherwise) | graph (cudnn-frontend, the heuristics' "
            "candidates autotuned) | graph-exhaustive (also every other engine and split-K variants: slower "
            "tuning, kept in the kernel cache) | graph-rtc (graph, led on strided NHWC slices by the engines cuDNN "
-           "compiles at run time: faster, experimental) | legacy (cudnnFind)")
+           "compiles at run time) | legacy (cudnnFind)")
         ->capture_default_str()
 #ifdef IOS_WITH_RUNTIME
         // Checked when parsed: with the analytic model no context is made to reject a wrong value.
@@ -960,6 +960,8 @@ std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const Run
   const bool automatic = a.exec == "auto" || a.opt.prefetch_weights == "auto" || a.opt.concat_writes == "auto";
   std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (automatic ? "auto: " : "") + v.name();
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
+  if (exec.programmatic_edges() > 0)
+    text += ", " + std::to_string(exec.programmatic_edges()) + " programmatic edges made full";
   if (v.prefetch_ahead > 0)
     text += exec.prefetch_nodes() > 0 ? ", " + std::to_string(exec.prefetch_nodes()) + " prefetch nodes"
                                       : ", nothing prefetched: the schedule has no stages with weights";

@@ -29,8 +29,9 @@ void CommonArgs::add_to(CLI::App& app) {
                  "in-place (producers write their slices of a concatenation) | conv-copy (convolutions writing a "
                  "strided slice write their own tensor, the concatenation copies)")
       ->capture_default_str();
-  app.add_option("--conv-engine", conv_engine,
-                 "auto (graph-exhaustive for strict fp32, else graph) | graph | graph-exhaustive | graph-rtc | legacy")
+  app.add_option(
+         "--conv-engine", conv_engine,
+         "auto (graph-exhaustive for strict fp32, else graph-rtc) | graph | graph-exhaustive | graph-rtc | legacy")
       ->capture_default_str();
   kernel_cache = rt::default_kernel_cache_path();
   app.add_option("--kernel-cache", kernel_cache, "tuned-engine file (none: not persisted)")->capture_default_str();

@@ -33,13 +33,15 @@ inline constexpr char kElementwiseBackend[] = "elementwise";
 // graph: the heuristics' candidates; graph-exhaustive: also every other engine of the operation graph
 // and split-K variants (kept in the kernel cache under their own key); graph-rtc: graph, led on strided
 // slices by the engines cuDNN compiles at run time (timing_order in conv_kernel.cc); legacy: cudnnFind;
-// auto: graph-exhaustive for strict fp32, graph otherwise (resolve_conv_engine).
+// auto: graph-exhaustive for strict fp32, graph-rtc otherwise (resolve_conv_engine).
 enum class ConvEngine { kAuto, kGraph, kGraphExhaustive, kGraphRuntimeCompiled, kLegacy };
 Expected<ConvEngine> parse_conv_engine(const std::string& s);
 const char* conv_engine_name(ConvEngine e);
 // What auto means for a data type and math mode. Strict fp32 has few engines, so trying them all costs
 // 5-40 % more tuning and ran networks 1-11 % faster on the H100; with tensor cores the engines and
-// their split-K variants number in the hundreds (fp16 DenseNet-121 took over 5 minutes to tune).
+// their split-K variants number in the hundreds (fp16 DenseNet-121 took over 5 minutes to tune), so
+// tensor cores get graph-rtc: the heuristics' candidates, led on strided slices by the few engines
+// cuDNN compiles at run time (3-7 % faster end to end on the H100, experiments/RESULTS.md session 28).
 ConvEngine resolve_conv_engine(ConvEngine e, DataType dtype, MathMode math);
 
 // Everything that decides which engine can run a convolution and how fast.

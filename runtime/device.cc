@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ios::rt {
 
@@ -67,6 +68,23 @@ Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode) {
   ActDesc owned(d);
   CHECK_CUDNN(cudnnSetActivationDescriptor(d, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
   return owned;
+}
+
+Expected<int> make_edges_full(cudaGraph_t graph) {
+  size_t n = 0;
+  CHECK_CUDA(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &n));
+  std::vector<cudaGraphNode_t> from(n), to(n);
+  std::vector<cudaGraphEdgeData> data(n);
+  CHECK_CUDA(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &n));
+  const cudaGraphEdgeData full{};
+  int changed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i].type == cudaGraphDependencyTypeDefault && data[i].from_port == 0 && data[i].to_port == 0) continue;
+    CHECK_CUDA(cudaGraphRemoveDependencies(graph, &from[i], &to[i], &data[i], 1));
+    CHECK_CUDA(cudaGraphAddDependencies(graph, &from[i], &to[i], &full, 1));
+    ++changed;
+  }
+  return changed;
 }
 
 bool gpu_available() {

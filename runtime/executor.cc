@@ -282,6 +282,7 @@ struct Executor::Impl {
   std::map<int, StageWeights> stage_weights;
   bool capturing = false;
   int prefetch_nodes = 0;
+  int programmatic_edges = 0;  // captured as programmatic, made full dependencies
 
   Status note_weights(size_t step, const Unit& u, cudaStream_t s) {
     const int stage = plan.steps[step].stage;
@@ -511,6 +512,7 @@ struct Executor::Impl {
     graph = CudaGraph(cg);  // owned before any early return
     RETURN_IF_ERROR(issued);
     CHECK_CUDA(end);
+    ASSIGN_OR_RETURN(programmatic_edges, make_edges_full(cg));
     RETURN_IF_ERROR(add_prefetch_nodes(cg));
     build_times.capture = lap.next();
     cudaGraphExec_t exec = nullptr;
@@ -833,6 +835,8 @@ Status Executor::write_graph_dot(const std::string& path) const {
 int Executor::graph_edges() const { return impl_->dataflow_graph_mode() ? impl_->dataflow.edges() : -1; }
 
 int Executor::prefetch_nodes() const { return impl_->prefetch_nodes; }
+
+int Executor::programmatic_edges() const { return impl_->programmatic_edges; }
 
 int Executor::graph_nodes() const {
   size_t n = 0;

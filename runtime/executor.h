@@ -122,6 +122,7 @@ class Executor {
   int graph_edges() const;                   // dataflow CUDA graphs: dependency edges kept; else -1
   int graph_nodes() const;                   // CUDA graph nodes; -1 without a graph
   int prefetch_nodes() const;                // nodes added by ExecutorOptions::prefetch_ahead
+  int programmatic_edges() const;            // edges cuDNN's launches captured as PDL, made full ones
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
   const ExecConfig& config() const;

@@ -19,6 +19,7 @@
 #include "reference/reference_executor.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/kernels.h"
 #include "runtime/measured_cost_model.h"
 #include "runtime/profiler.h"
 #include "scheduler/plan.h"
@@ -372,6 +373,46 @@ TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutpu
   }
 }
 
+// Two kernel nodes joined by a programmatic (PDL) edge, as stream capture makes of cuDNN's launches:
+// the edge becomes one full dependency, the graph still runs, and a second pass finds nothing to change.
+TEST(GpuRuntime, ProgrammaticEdgesOfAGraphBecomeFullDependencies) {
+  SKIP_WITHOUT_GPU();
+  cudaGraph_t raw = nullptr;
+  ASSERT_EQ(cudaGraphCreate(&raw, 0), cudaSuccess);
+  CudaGraph graph(raw);
+  const PrefetchRanges nothing{};
+  ASSERT_EQ(add_l2_prefetch_node(graph.get(), nullptr, 0, nothing), cudaSuccess);
+  ASSERT_EQ(add_l2_prefetch_node(graph.get(), nullptr, 0, nothing), cudaSuccess);
+  size_t count = 2;
+  cudaGraphNode_t nodes[2];
+  ASSERT_EQ(cudaGraphGetNodes(graph.get(), nodes, &count), cudaSuccess);
+  cudaGraphEdgeData programmatic{};
+  programmatic.from_port = cudaGraphKernelNodePortProgrammatic;
+  programmatic.type = cudaGraphDependencyTypeProgrammatic;
+  ASSERT_EQ(cudaGraphAddDependencies(graph.get(), &nodes[0], &nodes[1], &programmatic, 1), cudaSuccess);
+
+  Expected<int> changed = make_edges_full(graph.get());
+  ASSERT_TRUE(changed) << changed.status().to_string();
+  EXPECT_EQ(*changed, 1);
+  size_t edges = 1;
+  cudaGraphNode_t from = nullptr, to = nullptr;
+  cudaGraphEdgeData data{};
+  data.type = cudaGraphDependencyTypeProgrammatic;
+  ASSERT_EQ(cudaGraphGetEdges(graph.get(), &from, &to, &data, &edges), cudaSuccess);
+  ASSERT_EQ(edges, 1u);
+  EXPECT_EQ(from, nodes[0]);
+  EXPECT_EQ(to, nodes[1]);
+  EXPECT_EQ(data.type, cudaGraphDependencyTypeDefault);
+  EXPECT_EQ(data.from_port, 0);
+  EXPECT_EQ(*make_edges_full(graph.get()), 0);
+
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph.get(), 0), cudaSuccess);
+  CudaGraphExec owned(exec);
+  ASSERT_EQ(cudaGraphLaunch(owned.get(), nullptr), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
 TEST(ConvTuning, StridedSlicesAreNHWCChannelSlicesOrNCHWOnesBeyondBatchOne) {
   auto conv = [](const std::string& layout, int batch, int x_buffer_channels, int y_buffer_channels) {
     ConvSpec s;
@@ -403,7 +444,10 @@ TEST(ConvTuning, EveryEngineChoiceParsesFromItsNameAndAWrongOneIsNamed) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.status().to_string().find("--conv-engine"), std::string::npos);
   EXPECT_NE(bad.status().to_string().find("'rtc'"), std::string::npos);
-  EXPECT_EQ(resolve_conv_engine(ConvEngine::kAuto, DataType::kF32, MathMode::kTf32), ConvEngine::kGraph);
+  EXPECT_EQ(resolve_conv_engine(ConvEngine::kAuto, DataType::kF32, MathMode::kTf32), ConvEngine::kGraphRuntimeCompiled);
+  EXPECT_EQ(resolve_conv_engine(ConvEngine::kAuto, DataType::kF16, MathMode::kStrict),
+            ConvEngine::kGraphRuntimeCompiled);
+  EXPECT_EQ(resolve_conv_engine(ConvEngine::kAuto, DataType::kF32, MathMode::kStrict), ConvEngine::kGraphExhaustive);
 }
 
 TEST(TuningBudget, StopsAfterSixLosingCandidatesInARowOrSixteenTimedUnlessExhaustive) {
