@@ -528,7 +528,7 @@ struct Executor::Impl {
     if (u.ops.size() > 1) {
       ops = {sched::merged_conv(*g, u.ops)};
       ir::Shape s = n.output_shape;
-      s.c = out.channels;
+      s.c = std::get<ir::ConvAttrs>(ops[0]).out_channels;  // its slice of `out` (a concatenation's, or its own)
       shapes = {s};
     } else if (const std::optional<ir::SubOp> step = ir::as_step(n.op)) {
       ops = {*step};
@@ -625,7 +625,6 @@ struct Executor::Impl {
       st.out = shapes[i];
       st.src = src;
       st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out);
-      if (u.ops.size() > 1) st.dst = View{out.base, out.channels, 0, out.h, out.w};
       if (i + 1 == ops.size() && lm.residual.node != ir::kNoNode)
         st.residual = views[size_t(lm.residual.node)].at_channel(lm.residual.begin);
       RETURN_IF_ERROR(

@@ -75,12 +75,18 @@ bool ends_with_conv(const ir::Node& n) {
 // `buffer_channels` channels and `shape`'s pixels: aligned as vectorised and tensor-core engines need,
 // and, where the config has convolutions copy (ConcatWrites::kConvCopy), dense for a convolution
 // (cuDNN wraps a strided output in copy kernels; our own kernels write strides directly).
+// `conv`: the writer ends with a convolution; `channels`: how many it writes.
+bool may_write_channels(bool conv, int channels, const ExecConfig& config, int buffer_channels, int begin,
+                        const ir::Shape& shape) {
+  if (!slice_aligned(config, buffer_channels, begin, shape)) return false;
+  if (config.concat_writes == ConcatWrites::kInPlace || !conv) return true;
+  return channels == buffer_channels ||
+         (config.batch == 1 && (config.layout == Layout::kNCHW || shape.h * shape.w == 1));
+}
+
 bool may_write_slice(const ir::Node& writer, const ExecConfig& config, int buffer_channels, int begin,
                      const ir::Shape& shape) {
-  if (!slice_aligned(config, buffer_channels, begin, shape)) return false;
-  if (config.concat_writes == ConcatWrites::kInPlace || !ends_with_conv(writer)) return true;
-  return writer.output_shape.c == buffer_channels ||
-         (config.batch == 1 && (config.layout == Layout::kNCHW || shape.h * shape.w == 1));
+  return may_write_channels(ends_with_conv(writer), writer.output_shape.c, config, buffer_channels, begin, shape);
 }
 
 bool reads_with_conv(const ir::Node& n) {
@@ -370,6 +376,24 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     }
     return -1;
   };
+  // How many terms of `concat`, from term k on, are the outputs of one merged launch, whole and in its
+  // order, each read once by the concat: that launch writes them as one slice (SqueezeNet's merged
+  // expand convolutions are their fire module's concatenation). 0: none.
+  auto merged_run = [&](const ir::Node& concat, size_t k, const std::vector<ir::NodeId>& seen) -> size_t {
+    const ir::NodeId p = concat.inputs[k][0].node;
+    const int s = step_of[size_t(p)];
+    if (concat.inputs[k].size() != 1 || s < 0 || single[size_t(p)] || plan.steps[size_t(s)].ops[0] != p) return 0;
+    const std::vector<ir::NodeId>& ops = plan.steps[size_t(s)].ops;
+    if (k + ops.size() > concat.inputs.size()) return 0;
+    for (size_t j = 0; j < ops.size(); ++j) {
+      const ir::Term& term = concat.inputs[k + j];
+      const ir::NodeId x = ops[j];
+      if (term.size() != 1 || term[0].node != x || term[0].begin != 0 || term[0].end != g.node(x).output_shape.c ||
+          x == g.output() || alias[size_t(x)].concat != ir::kNoNode || std::count(seen.begin(), seen.end(), x) != 1)
+        return 0;
+    }
+    return ops.size();
+  };
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const PlanStep& st = plan.steps[i];
     if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
@@ -397,9 +421,27 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       root_channels = outside.channels;
       root_begin += outside.begin;
     }
+    std::vector<bool> merged(node.inputs.size(), false);
+    for (size_t k = 0, offset = 0; k < node.inputs.size(); offset += size_t(node.inputs[k][0].channels()), ++k) {
+      const size_t run = merged_run(node, k, seen);
+      int channels = 0;
+      for (size_t j = k; j < k + run; ++j) channels += node.inputs[j][0].channels();
+      if (run == 0 ||
+          !may_write_channels(true, channels, config, root_channels, root_begin + int(offset), node.output_shape))
+        continue;
+      std::fill(merged.begin() + long(k), merged.begin() + long(k + run), true);
+      for (size_t j = k; j + 1 < k + run; ++j) offset += size_t(node.inputs[j][0].channels());
+      k += run - 1;
+    }
     int offset = 0, elided_terms = 0;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ir::Term& term = node.inputs[k];
+      if (merged[k]) {
+        alias[size_t(term[0].node)] = Alias{t, offset};
+        ++elided_terms;
+        offset += term[0].channels();
+        continue;
+      }
       in_place[k] = in_place[k] && may_write_slice(g.node(term[size_t(writer[k])].node), config, root_channels,
                                                    root_begin + offset, node.output_shape);
       if (in_place[k]) {
@@ -453,10 +495,12 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     if (st.kind != PlanStep::Kind::kLaunch) continue;
     const ir::NodeId first = st.ops[0];
     if (mp.placement[size_t(first)].placed()) continue;  // a slice of a prefix group's buffer
-    if (const Alias& a = alias[size_t(first)]; a.concat != ir::kNoNode) {
-      Placement p = mp.placement[size_t(a.concat)];
-      p.begin += a.offset;
-      mp.placement[size_t(first)] = p;
+    if (alias[size_t(first)].concat != ir::kNoNode) {    // every op of the launch: its slice of the concat
+      for (ir::NodeId id : st.ops) {
+        Placement p = mp.placement[size_t(alias[size_t(id)].concat)];
+        p.begin += alias[size_t(id)].offset;
+        mp.placement[size_t(id)] = p;
+      }
       continue;
     }
     int channels = 0;
