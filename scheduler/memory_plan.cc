@@ -394,6 +394,24 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
     }
     return ops.size();
   };
+  // Per term of `concat`: written by a merged launch as part of its one slice, at `root_begin` onwards
+  // of a buffer of `root_channels`.
+  auto merged_terms = [&](const ir::Node& concat, const std::vector<ir::NodeId>& seen, int root_channels,
+                          int root_begin) {
+    std::vector<bool> merged(concat.inputs.size(), false);
+    int offset = 0;
+    for (size_t k = 0; k < concat.inputs.size();) {
+      const size_t run = std::max<size_t>(merged_run(concat, k, seen), 1);
+      int channels = 0;
+      for (size_t j = k; j < k + run; ++j) channels += concat.inputs[j][0].channels();
+      if (run > 1 &&
+          may_write_channels(true, channels, config, root_channels, root_begin + offset, concat.output_shape))
+        std::fill(merged.begin() + long(k), merged.begin() + long(k + run), true);
+      offset += channels;
+      k += run;
+    }
+    return merged;
+  };
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const PlanStep& st = plan.steps[i];
     if (st.kind != PlanStep::Kind::kLaunch || st.ops.size() != 1) continue;
@@ -421,18 +439,7 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       root_channels = outside.channels;
       root_begin += outside.begin;
     }
-    std::vector<bool> merged(node.inputs.size(), false);
-    for (size_t k = 0, offset = 0; k < node.inputs.size(); offset += size_t(node.inputs[k][0].channels()), ++k) {
-      const size_t run = merged_run(node, k, seen);
-      int channels = 0;
-      for (size_t j = k; j < k + run; ++j) channels += node.inputs[j][0].channels();
-      if (run == 0 ||
-          !may_write_channels(true, channels, config, root_channels, root_begin + int(offset), node.output_shape))
-        continue;
-      std::fill(merged.begin() + long(k), merged.begin() + long(k + run), true);
-      for (size_t j = k; j + 1 < k + run; ++j) offset += size_t(node.inputs[j][0].channels());
-      k += run - 1;
-    }
+    const std::vector<bool> merged = merged_terms(node, seen, root_channels, root_begin);
     int offset = 0, elided_terms = 0;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ir::Term& term = node.inputs[k];
