@@ -374,9 +374,9 @@ bool compiled_at_run_time(const fe::graph::Graph& g, int64_t index) {
 // compiles at run time (default knobs): their kernels read and write the slice through its strides, where
 // the precompiled tensor-core kernels the heuristics offer first wrap the GEMM in two nhwcSliceCKernel
 // copies (tf32 GoogLeNet on the H100, cuDNN 9.19: 27 of 32 strided convolutions faster, 62 of 72 copies
-// gone); the heuristics list them late or not at all, past where the tuning budget stops. Their sm80
-// kernels are launched for PDL without waiting on their predecessor: safe only because every captured
-// graph's programmatic edges are made full ones (make_edges_full, device.h).
+// gone); the heuristics list them late or not at all, past where the tuning budget stops. With them a
+// SqueezeNet tf32 graph read a concatenation before it was written, through a programmatic (PDL) edge:
+// safe only because every captured graph's programmatic edges are made full ones (make_edges_full).
 std::vector<int64_t> timing_order(fe::graph::Graph& g, const ConvSpec& spec, ConvEngine engine,
                                   std::vector<std::optional<ExploredConfig>>& origin) {
   const int64_t offered = g.get_execution_plan_count();

@@ -41,7 +41,8 @@ const char* conv_engine_name(ConvEngine e);
 // 5-40 % more tuning and ran networks 1-11 % faster on the H100; with tensor cores the engines and
 // their split-K variants number in the hundreds (fp16 DenseNet-121 took over 5 minutes to tune), so
 // tensor cores get graph-rtc: the heuristics' candidates, led on strided slices by the few engines
-// cuDNN compiles at run time (3-7 % faster end to end on the H100, experiments/RESULTS.md session 28).
+// cuDNN compiles at run time (on the H100 at tf32, GoogLeNet 3.4 % and Inception V3 2.8 % faster end to
+// end, experiments/RESULTS.md session 28).
 ConvEngine resolve_conv_engine(ConvEngine e, DataType dtype, MathMode math);
 
 // Everything that decides which engine can run a convolution and how fast.

@@ -98,11 +98,11 @@ Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode);
 
 // cuDNN launches some kernels with programmatic stream serialization (PDL), which stream capture turns
 // into programmatic edges: the kernel after the edge may start before the one before it ends, and must
-// wait in its own code before reading. One that never waits (cuDNN's sm80 runtime-compiled convolutions)
-// can then end first, and a kernel after it reads its predecessor's output unfinished: SqueezeNet at
-// tf32 with --conv-engine graph-rtc read a half-written concatenation in graph replays (relative L2 0.10
-// to 0.15; right on streams, whose launch gaps never let kernels overlap, and under compute-sanitizer).
-// Makes every such edge of `graph` a full dependency; returns how many there were.
+// wait in its own code before reading. One that does not wait (by inference cuDNN's sm80 runtime-compiled
+// convolution, engine 52) can then end first, and a kernel after it reads its predecessor's output
+// unfinished: SqueezeNet at tf32 with --conv-engine graph-rtc read a half-written concatenation in graph
+// replays (relative L2 0.10 to 0.15; right on streams, whose launch gaps never let kernels overlap, and
+// under compute-sanitizer). Makes every such edge of `graph` a full dependency; returns how many there were.
 Expected<int> make_edges_full(cudaGraph_t graph);
 
 // Fails with kUnavailable and a clear message when no CUDA device can be used.
