@@ -190,7 +190,7 @@ Expected<std::vector<double>> MeasuredCostModel::segment_latencies_ms(
     const ir::Graph& g, const std::vector<std::vector<sched::Stage>>& segments, int batch) {
   std::vector<Pending> pending;
   for (const auto& segment : segments)
-    pending.push_back(Pending{sched::compile_dataflow_stages(g, segment), nullptr, {}});
+    pending.push_back(Pending{sched::compile_timed_stages(g, segment, sched::ExecMode::kDataflow), nullptr, {}});
   ASSIGN_OR_RETURN(Timed timed, time_executors(g, std::move(pending), batch, params_.rule));
   return timed.medians;
 }
@@ -295,7 +295,7 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
       pending.push_back(Pending{{}, std::move(kept->second.exec), {kept->second.round_ms}});
       ++stats_.reused_screened;
     } else {
-      pending.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
+      pending.push_back(Pending{sched::compile_timed_stages(g, {stage}, sched::ExecMode::kStaged), nullptr, {}});
     }
     if (!limits.empty()) pending.back().limit = limits[pending.size() - 1];
   }

@@ -102,14 +102,42 @@ OpKeys op_keys(const ir::Graph& g) {
   // concatenation's channels the strides; where else the slice lies changes no timing.
   keys.writes.reserve(g.nodes.size());
   const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
+  keys.term.resize(g.nodes.size());
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     std::string writes;
-    for (const ConcatLevel& level : concat_chain(g, ir::NodeId(id), consumers))
+    const std::vector<ConcatLevel> chain = concat_chain(g, ir::NodeId(id), consumers);
+    for (const ConcatLevel& level : chain)
       writes += "@" + std::to_string(g.node(level.concat).output_shape.c) + "+" + std::to_string(level.begin % 8);
     keys.writes.push_back(std::move(writes));
+    if (chain.empty()) continue;
+    const std::vector<ir::Term>& terms = g.node(chain[0].concat).inputs;
+    for (size_t k = 0; k < terms.size(); ++k)
+      if (terms[k][0].node == ir::NodeId(id)) keys.term[id] = OpKeys::Term{chain[0].concat, int(k)};
   }
   return keys;
 }
+
+namespace {
+
+// Which of a merged group's outputs the network writes into their concatenation in place: where the
+// group's outputs are consecutive terms of one, in order. Per op: its term, "=" when it follows the
+// previous op's term in the same concatenation, "-" when no concatenation takes it whole.
+std::string merged_terms_key(const OpKeys& keys, const std::vector<ir::NodeId>& group) {
+  std::string out = "|";
+  for (size_t k = 0; k < group.size(); ++k) {
+    const OpKeys::Term& t = keys.term[size_t(group[k])];
+    if (t.concat == ir::kNoNode) {
+      out += "-,";
+      continue;
+    }
+    const bool follows = k > 0 && keys.term[size_t(group[k - 1])].concat == t.concat &&
+                         keys.term[size_t(group[k - 1])].index + 1 == t.index;
+    out += (follows ? "=" : "#") + std::to_string(t.index) + ",";
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string stage_signature(const ir::Graph& g, const Stage& stage) { return stage_signature(g, op_keys(g), stage); }
 
@@ -122,7 +150,10 @@ std::string groups_signature(const ir::Graph& g, const OpKeys& keys, const Stage
   const size_t n = stage.groups.size();
   std::vector<std::string> text(n);
   std::vector<std::vector<ir::NodeId>> outside(n);
-  for (size_t gi = 0; gi < n; ++gi) text[gi] = describe_group(keys, g, stage.groups[gi], outside[gi]);
+  for (size_t gi = 0; gi < n; ++gi) {
+    text[gi] = describe_group(keys, g, stage.groups[gi], outside[gi]);
+    if (stage.kind == StageKind::kMerge) text[gi] += merged_terms_key(keys, stage.groups[gi]);
+  }
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
   if (stage.kind == StageKind::kConcurrent)

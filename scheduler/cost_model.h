@@ -88,6 +88,13 @@ struct OpKeys {
   std::vector<std::string> attrs;   // ir::attrs_key of each node
   std::vector<std::string> shapes;  // its output shape
   std::vector<std::string> writes;  // the concatenations that take its output in place (concat_chain)
+  // Its term in the innermost of those: a merge of consecutive terms, in order, writes them in place,
+  // any other merge's outputs are copied (compile_timed_stages times the copy with the merge).
+  struct Term {
+    ir::NodeId concat = ir::kNoNode;
+    int index = -1;
+  };
+  std::vector<Term> term;
 };
 OpKeys op_keys(const ir::Graph& g);
 std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage);
@@ -164,8 +171,9 @@ class StageCache : public CostModel {
  public:
   // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
-  // v3: stages without shared-input links; v4: outputs name the concatenations that take them in place
-  static constexpr const char* kKeyFormat = "hashed signatures v4";
+  // v3: stages without shared-input links; v4: outputs name the concatenations that take them in place;
+  // v5: merge stages name their outputs' terms, and are timed with the copies the network makes of them
+  static constexpr const char* kKeyFormat = "hashed signatures v5";
   // Times the entries at the given indices of what was asked, in that order.
   using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/limits.h"
+#include "scheduler/memory_plan.h"
 
 namespace ios::sched {
 
@@ -165,11 +166,37 @@ ExecutionPlan compile_dataflow(const ir::Graph& g, const std::vector<Stage>& sta
   return compile_launches(g, launches);
 }
 
+// `p` (ending on stream 0, every stream joined) followed by the concatenations outside it that copy a
+// merged launch's outputs in the network (compile_timed_stages).
+ExecutionPlan with_merged_concat_copies(const ir::Graph& g, ExecutionPlan p) {
+  std::vector<bool> launched(g.nodes.size(), false);
+  bool merges = false;
+  int last_stage = -1;
+  for (const PlanStep& st : p.steps) {
+    if (st.kind != PlanStep::Kind::kLaunch) continue;
+    for (ir::NodeId id : st.ops) launched[size_t(id)] = true;
+    merges |= st.ops.size() > 1;
+    last_stage = std::max(last_stage, st.stage);
+  }
+  if (!merges) return p;  // the common case: no consumer lists to build
+  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
+  std::set<ir::NodeId> concats;
+  for (const PlanStep& st : p.steps)
+    if (st.kind == PlanStep::Kind::kLaunch && st.ops.size() > 1)
+      for (ir::NodeId id : st.ops)
+        if (const std::vector<ConcatLevel> chain = concat_chain(g, id, consumers);
+            !chain.empty() && !launched[size_t(chain[0].concat)])
+          concats.insert(chain[0].concat);
+  for (ir::NodeId concat : concats) add(p, PlanStep::Kind::kLaunch, 0, -1, {concat}, last_stage);
+  return p;
+}
+
 }  // namespace
 
-ExecutionPlan compile_dataflow_stages(const ir::Graph& g, const std::vector<Stage>& stages) {
-  ExecutionPlan plan = compile_dataflow(g, stages, {});
-  plan.mode = ExecMode::kDataflow;
+ExecutionPlan compile_timed_stages(const ir::Graph& g, const std::vector<Stage>& stages, ExecMode mode) {
+  ExecutionPlan plan = with_merged_concat_copies(
+      g, mode == ExecMode::kStaged ? compile_stages(stages) : compile_dataflow(g, stages, {}));
+  plan.mode = mode;
   return plan;
 }
 

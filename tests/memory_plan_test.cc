@@ -285,6 +285,60 @@ int launch_of(const ExecutionPlan& plan, ir::NodeId op) {
   return -1;
 }
 
+// A merge stage timed alone is followed by the later concatenations its outputs go into, and those copy
+// exactly the outputs the network's concatenations copy: Inception V3's merged 1x1 convolutions (one a
+// term of the block's concatenation, the other not) are copied, SqueezeNet's expand pairs are not.
+TEST(MemoryPlan, AMergeStageTimedAloneCopiesIntoItsConcatenationExactlyWhatTheNetworkCopies) {
+  for (const char* name : {"inception_v3", "squeezenet", "googlenet"}) {
+    const ir::Graph g = *models::build_model(name);
+    int merges = 0;
+    const Schedule s = with_adjacent_sibling_convs_merged(g, schedule_for(g, Policy::kSequential), merges);
+    ASSERT_GT(merges, 0) << name;
+    auto network = compile_plan(g, s);
+    ASSERT_TRUE(network) << network.status().to_string();
+    auto whole = plan_memory(g, *network, MemoryOptions{});
+    ASSERT_TRUE(whole) << whole.status().to_string();
+    const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
+    int copied = 0, in_place = 0;
+    for (const Stage& stage : all_stages(s)) {
+      if (stage.kind != StageKind::kMerge) continue;
+      for (ExecMode mode : {ExecMode::kStaged, ExecMode::kDataflow}) {
+        const ExecutionPlan alone = compile_timed_stages(g, {stage}, mode);
+        auto m = plan_memory(g, alone, MemoryOptions{});
+        ASSERT_TRUE(m) << m.status().to_string();
+        expect_no_overlap_in_time(g, alone, *m);
+        for (ir::NodeId op : stage.ops()) {
+          const std::vector<ConcatLevel> chain = concat_chain(g, op, consumers);
+          if (chain.empty()) continue;
+          const ir::NodeId concat = chain[0].concat;
+          ASSERT_GE(launch_of(alone, concat), 0) << name << ": " << g.node(concat).name << " is not timed";
+          auto written_in = [&](const MemoryPlan& plan) {
+            return plan.placement[size_t(op)].buffer == plan.placement[size_t(concat)].buffer;
+          };
+          EXPECT_EQ(written_in(*m), written_in(*whole)) << name << ": " << g.node(op).name;
+          (written_in(*whole) ? in_place : copied) += mode == ExecMode::kStaged;
+        }
+      }
+    }
+    if (std::string(name) == "inception_v3") EXPECT_GT(copied, 0);
+    if (std::string(name) == "squeezenet") EXPECT_GT(in_place, 0);
+  }
+}
+
+// A stage without merges is timed as compiled: its outputs are written in place in any case.
+TEST(MemoryPlan, AStageWithoutMergesIsTimedWithoutItsConcatenation) {
+  const ir::Graph g = testing::inception_block();
+  const Stage concurrent{StageKind::kConcurrent, {{1}, {2}, {4}}};
+  const ExecutionPlan alone = compile_timed_stages(g, {concurrent}, ExecMode::kStaged);
+  EXPECT_EQ(alone.launches(), 3);
+  EXPECT_EQ(launch_of(alone, g.output()), -1);
+  const ExecutionPlan merged = compile_timed_stages(g, {Stage{StageKind::kMerge, {{1, 2, 4}}}}, ExecMode::kStaged);
+  EXPECT_EQ(merged.launches(), 2);  // the merge, then the block's concatenation copying its first term
+  auto m = plan_memory(g, merged, MemoryOptions{});
+  ASSERT_TRUE(m) << m.status().to_string();
+  EXPECT_FALSE(m->launch[size_t(launch_of(merged, g.output()))].elided);
+}
+
 // Each stage of `schedule` alone against the whole network: its outputs' (buffer channels, first channel).
 // Returns how many of them the network writes into a wider buffer.
 int expect_stages_write_as_the_network(const ir::Graph& g, const Schedule& schedule, const MemoryOptions& o) {

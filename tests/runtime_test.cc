@@ -667,6 +667,20 @@ TEST(GpuRuntime, MeasuredCostModelTimesAStage) {
   EXPECT_LT(*ms, 10.0);
 }
 
+// The same two convolutions merged, once writing their concatenation in place (their terms in order)
+// and once copied into it by the concatenation (reversed): the copy, which the network makes in the
+// concatenation's stage, is timed with the merge (sched::compile_timed_stages).
+TEST(GpuRuntime, MeasuredCostModelTimesAMergeWithTheCopyItsConcatenationMakes) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::merged_terms(64, 28);
+  MeasuredCostModel model(g, MeasuredCostModel::Params{}, context_for(ExecConfig{}));
+  auto ms = model.stage_latencies_ms(
+      g, {sched::Stage{sched::StageKind::kMerge, {{1, 2}}}, sched::Stage{sched::StageKind::kMerge, {{3, 4}}}}, 1);
+  ASSERT_TRUE(ms) << ms.status().to_string();
+  std::printf("merge in place %.4f ms, merge copied %.4f ms\n", (*ms)[0], (*ms)[1]);
+  EXPECT_GT((*ms)[1], (*ms)[0]);
+}
+
 TEST(GpuRuntime, MeasuredCostModelTimesSegmentsAsOneDataflowGraph) {
   SKIP_WITHOUT_GPU();
   ir::Graph g = testing::inception_block(64, 28);

@@ -528,6 +528,18 @@ TEST(StageSignature, SegmentsKeepWhichGroupReadsWhichAcrossTheirStages) {
   EXPECT_NE(both_read_p, one_reads_q);
 }
 
+// A merge of two convolutions whose outputs are consecutive terms of a concatenation, in order, writes
+// it in place; the same merge of terms in the other order is copied, so it is another stage to time.
+TEST(StageSignature, MergesWhoseOutputsAreTermsInAnotherOrderAreOtherStages) {
+  const ir::Graph g = testing::merged_terms();
+  EXPECT_NE(stage_signature(g, Stage{StageKind::kMerge, {{1, 2}}}),
+            stage_signature(g, Stage{StageKind::kMerge, {{3, 4}}}));
+  EXPECT_EQ(stage_signature(g, Stage{StageKind::kMerge, {{1, 2}}}),
+            stage_signature(g, Stage{StageKind::kMerge, {{4, 3}}}));
+  EXPECT_EQ(stage_signature(g, Stage{StageKind::kConcurrent, {{1}, {2}}}),
+            stage_signature(g, Stage{StageKind::kConcurrent, {{3}, {4}}}));
+}
+
 // ---------- Opara ----------
 
 // The worked example of the Opara paper's appendix (opara.md §2), node 1 being the input.

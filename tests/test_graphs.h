@@ -1,5 +1,5 @@
-// Small golden graphs shared by the tests: a diamond, an Inception-style block, a fire module and a
-// dense block.
+// Small golden graphs shared by the tests: a diamond, an Inception-style block, a fire module, merged
+// concatenation terms and a dense block.
 #pragma once
 
 #include <vector>
@@ -44,6 +44,19 @@ inline ir::Graph fire_module(int channels = 12, int size = 7) {
   ir::Value cat = g.identity(ir::cat({e3, e1}));
   ir::Value bypass = g.conv(v, ir::Conv(16));
   g.end_block(g.identity(ir::add({cat, bypass})));
+  return *g.build();
+}
+
+// Four sibling 1x1 convolutions: nodes 1 and 2 are the terms of one concatenation in their order, 4 and 3
+// of another (the order reversed); the two concatenations are summed.
+inline ir::Graph merged_terms(int channels = 16, int size = 8) {
+  ir::GraphBuilder g("merged_terms", {channels, size, size});
+  g.begin_block();
+  std::vector<ir::Value> c;
+  for (int i = 0; i < 4; ++i) c.push_back(g.conv(g.input(), ir::Conv(channels)));
+  const ir::Value in_order = g.identity(ir::cat({c[0], c[1]}));
+  const ir::Value reversed = g.identity(ir::cat({c[3], c[2]}));
+  g.end_block(g.identity(ir::add({in_order, reversed})));
   return *g.build();
 }
 
