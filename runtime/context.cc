@@ -30,11 +30,11 @@ Expected<std::shared_ptr<TimingLane>> TimingLane::create() {
 
 namespace {
 
-// A CUDA graph of `kernels` dependent one-thread kernels that return at once.
-Expected<CudaGraphExec> empty_kernel_chain(int kernels, const long long* zero_cycles, cudaStream_t s) {
+// A CUDA graph of one one-thread kernel that returns at once: a timed stage's lead kernel alone.
+Expected<CudaGraphExec> empty_kernel_graph(cudaStream_t s) {
   cudaGraph_t raw = nullptr;
   CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kernels; ++i) launch_delay(zero_cycles, s);
+  launch_empty(s);
   const cudaError_t launched = cudaGetLastError();
   const cudaError_t end = cudaStreamEndCapture(s, &raw);
   CudaGraph graph(raw);  // owned before any early return
@@ -45,48 +45,56 @@ Expected<CudaGraphExec> empty_kernel_chain(int kernels, const long long* zero_cy
   return CudaGraphExec(exec);
 }
 
-// Per-replay GPU time of each graph, replayed back to back as a stage is timed (kReplays between two
-// events), in kRounds interleaved rounds: the median round of each.
-Expected<std::vector<double>> replay_ms(const std::vector<CudaGraphExec>& graphs, cudaStream_t s) {
-  constexpr int kReplays = 200, kRounds = 7;
-  ASSIGN_OR_RETURN(Event begin, make_event(true));
-  ASSIGN_OR_RETURN(Event end, make_event(true));
-  std::vector<std::vector<double>> rounds(graphs.size());
-  launch_spin(0.2, s);  // the host queues a round ahead of the GPU, so no round contains host gaps
+// Median GPU time of spans of `replays` replays of `graph` each, as a stage's warm rounds are timed: back to
+// back, each span ending at an event that the next one starts from. Spans of each count in `replays` are
+// interleaved, kRounds of each, queued behind a spin so that the host is ahead of the GPU throughout.
+Expected<std::vector<double>> span_ms(const CudaGraphExec& graph, const std::vector<int>& replays, cudaStream_t s) {
+  constexpr int kRounds = 25;
+  std::vector<Event> events;
+  auto record = [&]() -> Expected<cudaEvent_t> {
+    ASSIGN_OR_RETURN(Event e, make_event(true));
+    CHECK_CUDA(cudaEventRecord(e, s));
+    events.push_back(std::move(e));
+    return events.back().get();
+  };
+  launch_spin(0.2, s);
+  ASSIGN_OR_RETURN(cudaEvent_t mark, record());
+  std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> spans(replays.size());
   for (int round = 0; round < kRounds; ++round)
-    for (size_t i = 0; i < graphs.size(); ++i) {
-      CHECK_CUDA(cudaEventRecord(begin, s));
-      for (int r = 0; r < kReplays; ++r) CHECK_CUDA(cudaGraphLaunch(graphs[i], s));
-      CHECK_CUDA(cudaEventRecord(end, s));
-      CHECK_CUDA(cudaEventSynchronize(end));
-      float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, begin, end));
-      rounds[i].push_back(double(ms) / kReplays);
-      launch_spin(0.2, s);
+    for (size_t i = 0; i < replays.size(); ++i) {
+      for (int r = 0; r < replays[i]; ++r) CHECK_CUDA(cudaGraphLaunch(graph, s));
+      ASSIGN_OR_RETURN(cudaEvent_t end, record());
+      spans[i].emplace_back(mark, end);
+      mark = end;
     }
   CHECK_CUDA(cudaStreamSynchronize(s));
   std::vector<double> medians;
-  for (const std::vector<double>& r : rounds) medians.push_back(sched::median_of(r));
+  for (const auto& list : spans) {
+    std::vector<double> ms;
+    for (const auto& [begin, end] : list) {
+      float elapsed = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&elapsed, begin, end));
+      ms.push_back(double(elapsed));
+    }
+    medians.push_back(sched::median_of(ms));
+  }
   return medians;
 }
 
 }  // namespace
 
-Expected<double> TimingLane::stage_boundary_ms() {
+Expected<TimingLane::Boundary> TimingLane::stage_boundary() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (stage_boundary_ms_ >= 0) return stage_boundary_ms_;
+  if (boundary_) return *boundary_;
   CHECK_CUDA(cudaStreamSynchronize(stream_));
-  ASSIGN_OR_RETURN(DeviceMemory zero, device_alloc(sizeof(long long)));
-  CHECK_CUDA(cudaMemsetAsync(zero.get(), 0, sizeof(long long), stream_));
-  const auto* cycles = static_cast<const long long*>(zero.get());
-  std::vector<CudaGraphExec> chains;
-  for (int kernels : {1, 2}) {
-    ASSIGN_OR_RETURN(CudaGraphExec chain, empty_kernel_chain(kernels, cycles, stream_));
-    chains.push_back(std::move(chain));
-  }
-  ASSIGN_OR_RETURN(std::vector<double> ms, replay_ms(chains, stream_));
-  stage_boundary_ms_ = std::max(0.0, 2 * ms[0] - ms[1]);
-  return stage_boundary_ms_;
+  ASSIGN_OR_RETURN(CudaGraphExec lead_alone, empty_kernel_graph(stream_));
+  constexpr int kLong = 16;
+  ASSIGN_OR_RETURN(std::vector<double> ms, span_ms(lead_alone, {1, kLong}, stream_));
+  Boundary b;
+  b.graph_ms = std::max(0.0, (ms[1] - ms[0]) / (kLong - 1));
+  b.event_ms = std::max(0.0, ms[0] - b.graph_ms);
+  boundary_ = b;
+  return b;
 }
 
 Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options) {

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,17 +38,24 @@ class TimingLane {
   cudaStream_t stream() const { return stream_; }
   // Held while one stage's warm-up and rounds are queued, so that a round spans only its own replays.
   std::mutex& queue_mutex() { return mutex_; }
-  // What a stage replayed as a CUDA graph of its own costs the GPU beyond what the same stage costs inside
-  // the network's graph, in ms: a graph launch's gap against one more dependent kernel inside a graph.
-  // Replays of one-kernel and two-kernel graphs give t1 = gap + k and t2 = gap + 2k + edge, so this is
-  // 2 t1 - t2 (at least 0). Measured once per GPU, with nothing else on the lane.
-  Expected<double> stage_boundary_ms();
+  // What a stage's timed spans (StageTimer: replays between two events) hold beyond the stage inside the
+  // network's graph, in ms. A stage replays as a CUDA graph of its own behind a lead kernel
+  // (ExecutorOptions::lead_kernel) in gap + k + edge + stage, where a graph of the lead alone replays in
+  // gap + k; inside the network the stage takes edge + stage after the stage before it ends. A span also
+  // holds the event recorded at its end, once however many replays it has.
+  struct Boundary {
+    double graph_ms = 0;  // gap + k
+    double event_ms = 0;
+    double span_ms(int replays) const { return replays * graph_ms + event_ms; }
+  };
+  // Measured once per GPU, with nothing else on the lane: spans of 1 and of 16 replays of the lead's graph.
+  Expected<Boundary> stage_boundary();
 
  private:
   explicit TimingLane(Stream s) : stream_(std::move(s)) {}
   Stream stream_;
   std::mutex mutex_;
-  double stage_boundary_ms_ = -1;  // not measured yet
+  std::optional<Boundary> boundary_;  // not measured yet
 };
 
 struct KernelStats {

@@ -282,7 +282,8 @@ struct Executor::Impl {
   std::map<int, StageWeights> stage_weights;
   bool capturing = false;
   int prefetch_nodes = 0;
-  int programmatic_edges = 0;  // captured as programmatic, made full dependencies
+  std::vector<cudaGraphNode_t> lead;  // the lead kernel's node while capturing (ExecutorOptions::lead_kernel)
+  int programmatic_edges = 0;         // captured as programmatic, made full dependencies
 
   Status note_weights(size_t step, const Unit& u, cudaStream_t s) {
     const int stage = plan.steps[step].stage;
@@ -485,6 +486,7 @@ struct Executor::Impl {
       }
       const int lane = std::max(dataflow.lane[i], 0);  // a launch without work adds no node
       cudaStream_t s = stream(lane);
+      if (deps.empty()) deps = lead;  // a root of the plan follows the lead kernel, if any
       RETURN_IF_ERROR(set_capture_dependencies(s, std::move(deps)));
       if (opt.chaos) launch_delay(static_cast<const long long*>(chaos_cycles.get()) + i, s);
       RETURN_IF_ERROR(run_launch(i, Lane{lane, dataflow.lane[i] >= 0 ? workspaces[size_t(lane)] : nullptr}));
@@ -501,12 +503,24 @@ struct Executor::Impl {
     return set_capture_dependencies(origin, std::move(ends));
   }
 
+  // ExecutorOptions::lead_kernel: the graph's first node. Staged plans follow it on stream 0, from which
+  // every other stream forks; a dataflow graph's roots are made its successors (issue_dataflow).
+  Status issue_lead() {
+    lead.clear();
+    if (!opt.lead_kernel) return Status::ok();
+    launch_empty(stream(0));
+    CHECK_CUDA(cudaGetLastError());
+    ASSIGN_OR_RETURN(lead, capture_tail(stream(0)));
+    return Status::ok();
+  }
+
   // Issues the plan into a CUDA graph and instantiates it; `lap` splits the two in build_times.
   Status capture(Lap& lap) {
     cudaGraph_t cg = nullptr;
     CHECK_CUDA(cudaStreamBeginCapture(stream(0), cudaStreamCaptureModeThreadLocal));
     capturing = true;
-    Status issued = dataflow_graph_mode() ? issue_dataflow() : issue_plan();
+    Status issued = issue_lead();
+    if (issued.is_ok()) issued = dataflow_graph_mode() ? issue_dataflow() : issue_plan();
     capturing = false;
     const cudaError_t end = cudaStreamEndCapture(stream(0), &cg);
     graph = CudaGraph(cg);  // owned before any early return

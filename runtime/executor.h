@@ -46,6 +46,12 @@ struct ExecutorOptions {
   // Whether it pays depends on the network and precision: time it (`ios run --prefetch-weights auto`;
   // experiments/RESULTS.md, "Weights prefetched into the L2").
   int prefetch_ahead = 0;
+  // CUDA graphs only: the graph starts with one empty kernel that every launch of the plan follows. A
+  // stage inside a network follows the stage before it, and the GPU takes in its launches while that
+  // one runs; replayed as a graph of its own, a stage of w branches waits for its w first launches to be
+  // taken in one after another, and a graph's first launch costs a graph launch. The measured cost model
+  // times stages behind this kernel and takes off a graph of it alone (TimingLane::stage_boundary).
+  bool lead_kernel = false;
 };
 
 // What the executor's convolutions run on: engine name -> convolutions using it, how many outputs

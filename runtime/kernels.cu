@@ -214,6 +214,8 @@ void launch_spin(double ms, cudaStream_t stream) {
   spin_kernel<<<sms * 4, 128, 0, stream>>>(static_cast<long long>(ms * khz));
 }
 
+void launch_empty(cudaStream_t stream) { spin_kernel<<<1, 1, 0, stream>>>(0); }
+
 void launch_delay(const long long* cycles, cudaStream_t stream) { delay_kernel<<<1, 1, 0, stream>>>(cycles); }
 
 // 8 blocks asking for 4 KiB each: spread over SMs, the prefetches reach the L2 sooner than from one

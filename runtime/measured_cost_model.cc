@@ -27,25 +27,24 @@ MeasuredCostModel::MeasuredCostModel(const MeasuredCostModel& first, Params para
   calibration_ = first.calibration_;
 }
 
-Expected<double> MeasuredCostModel::stage_boundary_ms() {
+Expected<TimingLane::Boundary> MeasuredCostModel::measured_boundary() {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  if (calibration_->boundary_ms < 0) {
-    ASSIGN_OR_RETURN(double measured, context_->timing_lane()->stage_boundary_ms());
-    calibration_->boundary_ms = measured;
+  if (!calibration_->boundary) {
+    ASSIGN_OR_RETURN(calibration_->boundary, context_->timing_lane()->stage_boundary());
   }
-  return calibration_->boundary_ms;
+  return *calibration_->boundary;
 }
 
-Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch, double boundary_ms) {
+Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary) {
   std::lock_guard<std::mutex> lock(calibration_->mutex);  // another worker waits: one calibration per search
   if (auto it = calibration_->shares.find(batch); it != calibration_->shares.end()) return it->second.share;
-  ASSIGN_OR_RETURN(ShareCalibration c, calibrate_cold_share(g, batch, boundary_ms));
+  ASSIGN_OR_RETURN(ShareCalibration c, calibrate_cold_share(g, batch, boundary));
   calibration_->shares[batch] = c;
   return c.share;
 }
 
 Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::calibrate_cold_share(const ir::Graph& g, int batch,
-                                                                                      double boundary_ms) {
+                                                                                      TimingLane::Boundary boundary) {
   const sched::Schedule sequential = sched::sequential_schedule(g);
   std::vector<Pending> ops;
   for (const sched::Stage& stage : sched::all_stages(sequential))
@@ -61,7 +60,7 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::calibrate_cold_
   }
   sched::StageTimingRule rule = params_.rule;
   rule.l2 = sched::L2Timing::kWarm;
-  ASSIGN_OR_RETURN(Timed warm, run_timer(g, std::move(ops), batch, rule, 0, boundary_ms));
+  ASSIGN_OR_RETURN(Timed warm, run_timer(g, std::move(ops), batch, rule, 0, boundary));
   ShareCalibration c;
   c.network_ms = *std::min_element(warm.medians.end() - networks, warm.medians.end());
   if (networks == 2) c.prefetched_network_ms = warm.medians.back();
@@ -72,7 +71,7 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::calibrate_cold_
     again.push_back(Pending{{}, std::move(warm.executors[i]), {}});
   }
   rule.l2 = sched::L2Timing::kColdWeights;
-  ASSIGN_OR_RETURN(Timed cold, run_timer(g, std::move(again), batch, rule, 0, boundary_ms));
+  ASSIGN_OR_RETURN(Timed cold, run_timer(g, std::move(again), batch, rule, 0, boundary));
   for (double ms : cold.medians) c.ops_cold_ms += ms;
   const double gap = c.ops_cold_ms - c.ops_warm_ms;
   if (gap > kMinColdGap * c.ops_warm_ms) c.share = std::clamp((c.network_ms - c.ops_warm_ms) / gap, 0.0, 1.0);
@@ -86,15 +85,15 @@ std::optional<MeasuredCostModel::ShareCalibration> MeasuredCostModel::cold_share
   return it->second;
 }
 
-std::optional<double> MeasuredCostModel::stage_boundary() const {
+std::optional<TimingLane::Boundary> MeasuredCostModel::stage_boundary() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  if (calibration_->boundary_ms < 0) return std::nullopt;
-  return calibration_->boundary_ms;
+  return calibration_->boundary;
 }
 
 namespace {
 
-constexpr const char* kBoundaryName = "stage_boundary_ms";
+constexpr const char* kBoundaryName = "stage_boundary_ms";  // TimingLane::Boundary::graph_ms
+constexpr const char* kEventName = "stage_event_ms";        // TimingLane::Boundary::event_ms
 // The names of one batch's share calibration and where each value lives.
 std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*>> share_fields(int batch) {
   const std::string b = "b" + std::to_string(batch) + "|";
@@ -110,22 +109,25 @@ std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*
 std::map<std::string, double> MeasuredCostModel::calibration() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
   std::map<std::string, double> out;
-  if (calibration_->boundary_ms >= 0) out[kBoundaryName] = calibration_->boundary_ms;
+  if (calibration_->boundary) {
+    out[kBoundaryName] = calibration_->boundary->graph_ms;
+    out[kEventName] = calibration_->boundary->event_ms;
+  }
   for (const auto& [batch, c] : calibration_->shares)
     for (const auto& [name, field] : share_fields(batch)) out[name] = c.*field;
   return out;
 }
 
 Status MeasuredCostModel::adopt_calibration(const std::map<std::string, double>& values) {
-  double boundary = -1;
+  std::map<std::string, double> boundary;  // by name, both or neither
   std::map<int, ShareCalibration> shares;
   for (const auto& [name, value] : values) {
     RETURN_ERROR_IF(!(value >= 0 && value <= limits::kMaxLatencyMs), ErrorCode::kInvalidArgument,
                     "calibration value '" + name + "' out of range: " + std::to_string(value));
-    if (name == kBoundaryName) {
+    if (name == kBoundaryName || name == kEventName) {
       RETURN_ERROR_IF(value > kMaxStageBoundaryMs, ErrorCode::kInvalidArgument,
                       "calibration value '" + name + "' above " + std::to_string(kMaxStageBoundaryMs) + " ms");
-      boundary = value;
+      boundary[name] = value;
       continue;
     }
     int batch = 0, used = 0;
@@ -138,8 +140,10 @@ Status MeasuredCostModel::adopt_calibration(const std::map<std::string, double>&
     RETURN_ERROR_IF(shares[batch].share > 1, ErrorCode::kInvalidArgument,
                     "calibration value '" + name + "' (a share) above 1");
   }
+  RETURN_ERROR_IF(boundary.size() == 1, ErrorCode::kInvalidArgument,
+                  std::string("calibration values '") + kBoundaryName + "' and '" + kEventName + "' come together");
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  if (boundary >= 0) calibration_->boundary_ms = boundary;
+  if (!boundary.empty()) calibration_->boundary = TimingLane::Boundary{boundary[kBoundaryName], boundary[kEventName]};
   for (const auto& [batch, c] : shares) calibration_->shares[batch] = c;
   return Status::ok();
 }
@@ -203,21 +207,22 @@ ExecutorOptions MeasuredCostModel::executor_options(int batch) const {
   options.context = context_;
   options.store = store_;
   options.zero_arena = false;
+  options.lead_kernel = true;  // timed less a graph of the lead kernel alone (measured_boundary)
   return options;
 }
 
 Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::Graph& g, std::vector<Pending> pending,
                                                                      int batch, const sched::StageTimingRule& rule) {
   CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
-  ASSIGN_OR_RETURN(double boundary_ms, stage_boundary_ms());
+  ASSIGN_OR_RETURN(TimingLane::Boundary boundary, measured_boundary());
   double share = 0;
   if (rule.l2 == sched::L2Timing::kColdShare) {
-    ASSIGN_OR_RETURN(share, cold_share_for(g, batch, boundary_ms));
+    ASSIGN_OR_RETURN(share, cold_share_for(g, batch, boundary));
   }
   std::vector<int> prior;
   std::vector<double> limits;
   for (const Pending& p : pending) prior.push_back(int(p.prior.size())), limits.push_back(p.limit);
-  ASSIGN_OR_RETURN(Timed out, run_timer(g, std::move(pending), batch, rule, share, boundary_ms));
+  ASSIGN_OR_RETURN(Timed out, run_timer(g, std::move(pending), batch, rule, share, boundary));
   ++stats_.passes;
   stats_.replays += out.replays;
   for (size_t i = 0; i < out.rounds.size(); ++i) stats_.add(out.rounds[i], rule, prior[i], limits[i]);
@@ -226,11 +231,11 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
 
 Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph& g, std::vector<Pending> pending,
                                                                 int batch, const sched::StageTimingRule& rule,
-                                                                double share, double boundary_ms) {
+                                                                double share, TimingLane::Boundary boundary) {
   const ExecutorOptions options = executor_options(batch);
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
-  StageTimer timer(timing, context_, share, boundary_ms);
+  StageTimer timer(timing, context_, share, boundary);
   for (Pending& p : pending) {
     std::unique_ptr<Executor> exec = std::move(p.kept);
     if (!exec) {
@@ -259,7 +264,8 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
                                                                       const std::vector<std::vector<int>>& barrier_sets,
                                                                       int batch) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
-  const ExecutorOptions options = executor_options(batch);
+  ExecutorOptions options = executor_options(batch);
+  options.lead_kernel = false;  // whole networks, timed as they run
   std::vector<std::unique_ptr<Executor>> executors;
   for (const std::vector<int>& barriers : barrier_sets) {
     sched::Schedule with = s;

@@ -36,7 +36,8 @@ class MeasuredCostModel : public sched::CostModel {
   MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context);
   std::string name() const override { return "measured"; }
   // What a stage cache file's key says of these figures (files of earlier figures are then not reused).
-  static constexpr const char* kFigureFormat = "figures less the stage boundary, cold share calibrated";
+  static constexpr const char* kFigureFormat =
+      "figures behind a lead kernel less its graph alone, cold share calibrated";
   Expected<double> stage_latency_ms(const ir::Graph& g, const sched::Stage& stage, int batch) override;
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<sched::Stage>& stages,
                                                    int batch) override;
@@ -66,8 +67,14 @@ class MeasuredCostModel : public sched::CostModel {
   const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
   // Every figure is corrected twice, by values measured once per search (shared by its workers and kept
   // in a stage cache file with the figures, see calibration()):
-  // - less the stage boundary (TimingLane::stage_boundary_ms): a stage replayed as a graph of its own
-  //   pays a graph launch that inside the network is one more dependency;
+  // - less the stage boundary (TimingLane::stage_boundary): a stage is replayed as a graph of its own
+  //   behind a lead kernel (ExecutorOptions::lead_kernel); each span of replays loses that many graphs of
+  //   the lead alone and the event that ends it, which leaves the stage and its dependency on the kernel
+  //   before it, as inside the network. Without the lead, a stage of w branches paid its w first launches
+  //   one after another, which inside the network the GPU takes in while the stage before runs:
+  //   GoogLeNet's four-branch stages at tf32 were timed 5-7 us over their windows in the network; and
+  //   every stage kept half an event, a stage that launches nothing 0.3-0.9 us (H100;
+  //   experiments/RESULTS.md, session 29);
   // - under sched::L2Timing::kColdShare, a round's cold replay weighs the cold share: the share that
   //   makes the network's ops, each timed alone warm and cold, add up to the network run end to end
   //   (the sequential schedule as one graph, replayed back to back). Where the L2 keeps the weights
@@ -87,9 +94,10 @@ class MeasuredCostModel : public sched::CostModel {
   static constexpr double kMinColdGap = 0.02;
   // Known once a stage of that batch was timed (or adopted from a stage cache file).
   std::optional<ShareCalibration> cold_share(int batch) const;
-  std::optional<double> stage_boundary() const;
-  // By name: "stage_boundary_ms", and per batch B "bB|share", "bB|ops_warm_ms", "bB|ops_cold_ms",
-  // "bB|network_ms", "bB|prefetched_network_ms". Adopting checks ranges and replaces what this search measured.
+  std::optional<TimingLane::Boundary> stage_boundary() const;
+  // By name: "stage_boundary_ms" and "stage_event_ms" (the boundary), and per batch B "bB|share", "bB|ops_warm_ms",
+  // "bB|ops_cold_ms", "bB|network_ms", "bB|prefetched_network_ms". Adopting checks ranges and replaces what this search
+  // measured.
   std::map<std::string, double> calibration() const override;
   Status adopt_calibration(const std::map<std::string, double>& values) override;
 
@@ -98,7 +106,7 @@ class MeasuredCostModel : public sched::CostModel {
   static constexpr double kMaxStageBoundaryMs = 0.05;  // a file claiming more is not ours
   struct Calibration {  // shared by a search's workers; the first to need a value measures it
     mutable std::mutex mutex;
-    double boundary_ms = -1;  // not measured yet
+    std::optional<TimingLane::Boundary> boundary;  // not measured yet
     std::map<int, ShareCalibration> shares;
   };
   std::shared_ptr<const ir::Weights> weights_;
@@ -106,9 +114,9 @@ class MeasuredCostModel : public sched::CostModel {
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   std::shared_ptr<DeviceStore> store_;
   std::shared_ptr<Calibration> calibration_ = std::make_shared<Calibration>();
-  Expected<double> stage_boundary_ms();
-  Expected<double> cold_share_for(const ir::Graph& g, int batch, double boundary_ms);
-  Expected<ShareCalibration> calibrate_cold_share(const ir::Graph& g, int batch, double boundary_ms);
+  Expected<TimingLane::Boundary> measured_boundary();  // the lane's, once per search
+  Expected<double> cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary);
+  Expected<ShareCalibration> calibrate_cold_share(const ir::Graph& g, int batch, TimingLane::Boundary boundary);
   // Executors on this model's context and store, built for timing only (their arena is not zeroed).
   ExecutorOptions executor_options(int batch) const;
   struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds
@@ -128,7 +136,7 @@ class MeasuredCostModel : public sched::CostModel {
                                  const sched::StageTimingRule& rule);
   // The same pass with the corrections given, its stages not counted (its host time is).
   Expected<Timed> run_timer(const ir::Graph& g, std::vector<Pending> pending, int batch,
-                            const sched::StageTimingRule& rule, double share, double boundary_ms);
+                            const sched::StageTimingRule& rule, double share, TimingLane::Boundary boundary);
   // `limits`: one per stage, or empty (none).
   Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
                                             const sched::StageTimingRule& rule, bool screening,

@@ -5,10 +5,10 @@
 namespace ios::rt {
 
 StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share,
-                       double boundary_ms)
+                       TimingLane::Boundary boundary)
     : rule_(rule),
       cold_share_(cold_share),
-      boundary_ms_(boundary_ms),
+      boundary_(boundary),
       context_(std::move(context)),
       lane_(context_->timing_lane()),
       stream_(lane_->stream()) {}
@@ -79,7 +79,7 @@ Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEv
     case sched::L2Timing::kWarm: {
       for (int i = 0; i < n; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
       ASSIGN_OR_RETURN(cudaEvent_t end, record());
-      spans.push_back({mark, end, 1.0 / n});
+      spans.push_back({mark, end, n, 1.0 / n});
       mark = end;
       break;
     }
@@ -90,7 +90,7 @@ Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEv
         ASSIGN_OR_RETURN(cudaEvent_t begin, record());
         RETURN_IF_ERROR(t.exec->replay_on(stream_));
         ASSIGN_OR_RETURN(cudaEvent_t end, record());
-        spans.push_back({begin, end, 1.0 / n});
+        spans.push_back({begin, end, 1, 1.0 / n});
       }
       break;
     case sched::L2Timing::kColdShare: {
@@ -101,8 +101,8 @@ Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEv
       ASSIGN_OR_RETURN(cudaEvent_t cold_end, record());
       for (int i = 1; i < n; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
       ASSIGN_OR_RETURN(cudaEvent_t end, record());
-      spans.push_back({begin, cold_end, cold_share_});
-      spans.push_back({cold_end, end, (1.0 - cold_share_) / (n - 1)});
+      spans.push_back({begin, cold_end, 1, cold_share_});
+      spans.push_back({cold_end, end, n - 1, (1.0 - cold_share_) / (n - 1)});
       break;
     }
   }
@@ -116,9 +116,9 @@ Expected<std::vector<double>> StageTimer::read(const Timed& t) const {
     for (const Span& s : spans) {
       float ms = 0;
       CHECK_CUDA(cudaEventElapsedTime(&ms, s.begin, s.end));
-      figure += s.weight * double(ms);
+      figure += s.weight * (double(ms) - boundary_.span_ms(s.replays));
     }
-    rounds.push_back(std::max(figure - boundary_ms_, figure / 2));
+    rounds.push_back(std::max(figure, 0.0));  // a stage that launches nothing costs nothing
   }
   return rounds;
 }

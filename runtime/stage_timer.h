@@ -22,11 +22,10 @@ namespace ios::rt {
 class StageTimer {
  public:
   // Replays go to `context`'s timing lane (shared with its siblings); `context` is the executors'.
-  // `cold_share`: the weight of a round's cold replay under sched::L2Timing::kColdShare. `boundary_ms`:
-  // taken off every round's per-replay figure (TimingLane::stage_boundary_ms); a figure keeps at least
-  // half its raw value.
+  // `cold_share`: the weight of a round's cold replay under sched::L2Timing::kColdShare. `boundary`: taken
+  // off every span of replays (TimingLane::stage_boundary), a round's figure down to 0 at most.
   StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share = 0,
-             double boundary_ms = 0);
+             TimingLane::Boundary boundary = {});
   ~StageTimer();  // waits for what it queued: the executors it holds are then destroyed idle
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
@@ -51,6 +50,7 @@ class StageTimer {
  private:
   struct Span {  // replays between two events; a round's figure is the weighted sum of its spans
     cudaEvent_t begin, end;
+    int replays;
     double weight;
   };
   struct Timed {
@@ -74,7 +74,7 @@ class StageTimer {
 
   sched::StageTimingRule rule_;
   double cold_share_;
-  double boundary_ms_;
+  TimingLane::Boundary boundary_;
   std::shared_ptr<Context> context_;
   std::shared_ptr<TimingLane> lane_;
   cudaStream_t stream_;
