@@ -314,6 +314,20 @@ TEST(GpuKernelCache, ACorruptFileIsIgnoredWithAWarning) {
   EXPECT_NE((*ctx)->cache_warning().find("corrupt"), std::string::npos) << (*ctx)->cache_warning();
 }
 
+// One executor of `plan` built with `eo` and run once on a fixed input: its output and CUDA graph size.
+struct RunResult {
+  std::vector<float> output;
+  int graph_nodes = -1, prefetch_nodes = 0;
+};
+Expected<RunResult> build_and_run(const ir::Graph& g, const ir::Weights& w, const sched::ExecutionPlan& plan,
+                                  const ExecutorOptions& eo) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec, Executor::create(g, w, plan, eo));
+  RETURN_IF_ERROR(exec->set_input(ir::make_input(g.input_shape(), 1, 3)));
+  RETURN_IF_ERROR(exec->run());
+  ASSIGN_OR_RETURN(std::vector<float> out, exec->output());
+  return RunResult{std::move(out), exec->graph_nodes(), exec->prefetch_nodes()};
+}
+
 TEST(GpuRuntime, EagerStreamsMatchGraphReplayInEveryMode) {
   SKIP_WITHOUT_GPU();
   ir::Graph g = testing::inception_block();
@@ -326,11 +340,9 @@ TEST(GpuRuntime, EagerStreamsMatchGraphReplayInEveryMode) {
     for (bool graph : {true, false}) {
       ExecutorOptions eo;
       eo.use_graph = graph;
-      auto exec = Executor::create(g, w, *plan, eo);
-      ASSERT_TRUE(exec) << exec.status().to_string();
-      ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
-      ASSERT_TRUE((*exec)->run().is_ok());
-      outs.push_back(*(*exec)->output());
+      auto run = build_and_run(g, w, *plan, eo);
+      ASSERT_TRUE(run) << run.status().to_string();
+      outs.push_back(run->output);
     }
   }
   for (const auto& out : outs) EXPECT_EQ(out, outs[0]);
@@ -355,13 +367,11 @@ TEST(GpuRuntime, PrefetchingWeightsAddsANodePerStageWithWeightsAndChangesNoOutpu
     for (int ahead : {0, 1, 3}) {
       ExecutorOptions eo;
       eo.prefetch_ahead = ahead;
-      auto exec = Executor::create(g, w, *plan, eo);
-      ASSERT_TRUE(exec) << exec.status().to_string();
-      ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
-      ASSERT_TRUE((*exec)->run().is_ok());
-      outs.push_back(*(*exec)->output());
-      nodes.push_back((*exec)->graph_nodes());
-      prefetch_nodes.push_back((*exec)->prefetch_nodes());
+      auto run = build_and_run(g, w, *plan, eo);
+      ASSERT_TRUE(run) << run.status().to_string();
+      outs.push_back(run->output);
+      nodes.push_back(run->graph_nodes);
+      prefetch_nodes.push_back(run->prefetch_nodes);
     }
     ASSERT_GT(nodes[0], 0);
     EXPECT_EQ(prefetch_nodes[0], 0);
@@ -386,12 +396,10 @@ TEST(GpuRuntime, ALeadKernelAddsOneNodeAndChangesNoOutput) {
     for (bool lead : {false, true}) {
       ExecutorOptions eo;
       eo.lead_kernel = lead;
-      auto exec = Executor::create(g, w, *plan, eo);
-      ASSERT_TRUE(exec) << exec.status().to_string();
-      ASSERT_TRUE((*exec)->set_input(ir::make_input(g.input_shape(), 1, 3)).is_ok());
-      ASSERT_TRUE((*exec)->run().is_ok());
-      outs.push_back(*(*exec)->output());
-      nodes.push_back((*exec)->graph_nodes());
+      auto run = build_and_run(g, w, *plan, eo);
+      ASSERT_TRUE(run) << run.status().to_string();
+      outs.push_back(run->output);
+      nodes.push_back(run->graph_nodes);
     }
     EXPECT_EQ(outs[1], outs[0]) << sched::exec_mode_name(mode);
     EXPECT_EQ(nodes[1], nodes[0] + 1) << sched::exec_mode_name(mode);
