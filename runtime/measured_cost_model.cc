@@ -305,6 +305,7 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
     }
     if (!limits.empty()) pending.back().limit = limits[pending.size() - 1];
   }
+  const std::vector<ReaderCharge> charges = queue_reader_charges(g, stages, batch, pending);
   ASSIGN_OR_RETURN(Timed timed, time_executors(g, std::move(pending), batch, rule));
   for (size_t i = 0; i < stages.size(); ++i) {
     if (!screening) continue;  // a settled stage's entry, if any, keeps no executor until it leaves
@@ -316,7 +317,38 @@ Expected<std::vector<double>> MeasuredCostModel::time_stages(const ir::Graph& g,
     screened_.erase(screened_order_.front());
     screened_order_.pop_front();
   }
-  return timed.medians;
+  std::vector<double> out(timed.medians.begin(), timed.medians.begin() + long(stages.size()));
+  for (const ReaderCharge& c : charges) out[c.stage] += reader_charge_ms(c, batch, g, timed.medians);
+  return out;
+}
+
+std::vector<MeasuredCostModel::ReaderCharge> MeasuredCostModel::queue_reader_charges(
+    const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch, std::vector<Pending>& pending) {
+  std::vector<ReaderCharge> charges;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const std::vector<ir::NodeId> readers = sched::merged_output_readers(g, stages[i]);
+    if (readers.empty()) continue;
+    ReaderCharge c{i, pending.size(), readers, {}};
+    pending.push_back(Pending{sched::compile_merge_with_readers(g, stages[i], readers), nullptr, {}});
+    for (ir::NodeId r : readers) {
+      const sched::Stage alone{sched::StageKind::kConcurrent, {{r}}};
+      if (reader_alone_ms_.count(stage_key(g, alone, batch))) continue;
+      c.alone.emplace_back(r, pending.size());
+      pending.push_back(Pending{sched::compile_timed_stages(g, {alone}, sched::ExecMode::kStaged), nullptr, {}});
+    }
+    charges.push_back(std::move(c));
+  }
+  return charges;
+}
+
+double MeasuredCostModel::reader_charge_ms(const ReaderCharge& c, int batch, const ir::Graph& g,
+                                           const std::vector<double>& medians) {
+  for (const auto& [reader, index] : c.alone)
+    reader_alone_ms_[stage_key(g, sched::Stage{sched::StageKind::kConcurrent, {{reader}}}, batch)] = medians[index];
+  double readers_alone = 0;
+  for (ir::NodeId r : c.readers)
+    readers_alone += reader_alone_ms_.at(stage_key(g, sched::Stage{sched::StageKind::kConcurrent, {{r}}}, batch));
+  return std::max(0.0, medians[c.with_readers] - medians[c.stage] - readers_alone);
 }
 
 }  // namespace ios::rt

@@ -149,7 +149,22 @@ class MeasuredCostModel : public sched::CostModel {
   static constexpr double kNetworkRoundMs = 10;
   static constexpr size_t kScreenedKept = 512;  // settled right after screening: the DP settles per state
   std::map<std::string, Screened> screened_;    // by stage_key
-  std::deque<std::string> screened_order_;      // oldest first
+  // What a merge stage costs the ops that read its outputs (sched::merged_output_readers): the merge
+  // timed with its readers after it, less the merge and each reader timed alone. In Inception V3 at tf32
+  // each reader of a merged 1x1 convolution's slice ran cuDNN's slice copy first and the four stages after
+  // such merges ran 8-10 us over their figures (H100, experiments/RESULTS.md, session 29).
+  struct ReaderCharge {
+    size_t stage;         // index of the merge stage among those asked (and in pending)
+    size_t with_readers;  // index in pending of the merge followed by its readers
+    std::vector<ir::NodeId> readers;
+    std::vector<std::pair<ir::NodeId, size_t>> alone;  // readers not timed alone before: index in pending
+  };
+  // Appends to `pending` what the merge stages among `stages` need timed for their charges.
+  std::vector<ReaderCharge> queue_reader_charges(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
+                                                 std::vector<Pending>& pending);
+  double reader_charge_ms(const ReaderCharge& c, int batch, const ir::Graph& g, const std::vector<double>& medians);
+  std::map<std::string, double> reader_alone_ms_;  // by stage_key of the reader alone
+  std::deque<std::string> screened_order_;         // oldest first
   sched::StageTimingStats stats_;
 };
 

@@ -114,6 +114,15 @@ OpKeys op_keys(const ir::Graph& g) {
     for (size_t k = 0; k < terms.size(); ++k)
       if (terms[k][0].node == ir::NodeId(id)) keys.term[id] = OpKeys::Term{chain[0].concat, int(k)};
   }
+  keys.readers.resize(g.nodes.size());
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    std::vector<std::string> readers;
+    for (ir::NodeId c : consumers[id])
+      if (!g.node(c).is<ir::IdentityAttrs>())
+        readers.push_back(keys.attrs[size_t(c)] + ">" + keys.shapes[size_t(c)] + keys.writes[size_t(c)]);
+    std::sort(readers.begin(), readers.end());
+    for (const std::string& r : readers) keys.readers[id] += "{" + r + "}";
+  }
   return keys;
 }
 
@@ -121,8 +130,9 @@ namespace {
 
 // Which of a merged group's outputs the network writes into their concatenation in place: where the
 // group's outputs are consecutive terms of one, in order. Per op: its term, "=" when it follows the
-// previous op's term in the same concatenation, "-" when no concatenation takes it whole.
-std::string merged_terms_key(const OpKeys& keys, const std::vector<ir::NodeId>& group) {
+// previous op's term in the same concatenation, "-" when no concatenation takes it whole; then its
+// readers (OpKeys::readers).
+std::string merged_outputs_key(const OpKeys& keys, const std::vector<ir::NodeId>& group) {
   std::string out = "|";
   for (size_t k = 0; k < group.size(); ++k) {
     const OpKeys::Term& t = keys.term[size_t(group[k])];
@@ -134,6 +144,7 @@ std::string merged_terms_key(const OpKeys& keys, const std::vector<ir::NodeId>& 
                          keys.term[size_t(group[k - 1])].index + 1 == t.index;
     out += (follows ? "=" : "#") + std::to_string(t.index) + ",";
   }
+  for (ir::NodeId id : group) out += "|" + keys.readers[size_t(id)];
   return out;
 }
 
@@ -152,7 +163,7 @@ std::string groups_signature(const ir::Graph& g, const OpKeys& keys, const Stage
   std::vector<std::vector<ir::NodeId>> outside(n);
   for (size_t gi = 0; gi < n; ++gi) {
     text[gi] = describe_group(keys, g, stage.groups[gi], outside[gi]);
-    if (stage.kind == StageKind::kMerge) text[gi] += merged_terms_key(keys, stage.groups[gi]);
+    if (stage.kind == StageKind::kMerge) text[gi] += merged_outputs_key(keys, stage.groups[gi]);
   }
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;

@@ -95,6 +95,9 @@ struct OpKeys {
     int index = -1;
   };
   std::vector<Term> term;
+  // Its readers that are not concatenations or sums (sched::merged_output_readers), by attributes and
+  // shape, sorted: a merge's figure includes what reading its slices costs them.
+  std::vector<std::string> readers;
 };
 OpKeys op_keys(const ir::Graph& g);
 std::string stage_signature(const ir::Graph& g, const OpKeys& keys, const Stage& stage);
@@ -172,8 +175,9 @@ class StageCache : public CostModel {
   // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
   // v3: stages without shared-input links; v4: outputs name the concatenations that take them in place;
-  // v5: merge stages name their outputs' terms, and are timed with the copies the network makes of them
-  static constexpr const char* kKeyFormat = "hashed signatures v5";
+  // v5: merge stages name their outputs' terms, and are timed with the copies the network makes of them;
+  // v6: and name their outputs' readers, whose slice reads they are charged
+  static constexpr const char* kKeyFormat = "hashed signatures v6";
   // Times the entries at the given indices of what was asked, in that order.
   using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}

@@ -193,6 +193,23 @@ ExecutionPlan with_merged_concat_copies(const ir::Graph& g, ExecutionPlan p) {
 
 }  // namespace
 
+std::vector<ir::NodeId> merged_output_readers(const ir::Graph& g, const Stage& stage) {
+  if (stage.kind != StageKind::kMerge) return {};
+  const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
+  std::set<ir::NodeId> readers;
+  for (ir::NodeId id : stage.ops())
+    for (ir::NodeId c : consumers[size_t(id)])
+      if (!g.node(c).is<ir::IdentityAttrs>()) readers.insert(c);
+  return {readers.begin(), readers.end()};
+}
+
+ExecutionPlan compile_merge_with_readers(const ir::Graph& g, const Stage& merge,
+                                         const std::vector<ir::NodeId>& readers) {
+  ExecutionPlan plan = compile_timed_stages(g, {merge}, ExecMode::kStaged);
+  for (ir::NodeId r : readers) add(plan, PlanStep::Kind::kLaunch, 0, -1, {r}, 0);
+  return plan;
+}
+
 ExecutionPlan compile_timed_stages(const ir::Graph& g, const std::vector<Stage>& stages, ExecMode mode) {
   ExecutionPlan plan = with_merged_concat_copies(
       g, mode == ExecMode::kStaged ? compile_stages(stages) : compile_dataflow(g, stages, {}));

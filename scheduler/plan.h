@@ -47,6 +47,15 @@ ExecutionPlan compile_stages(const std::vector<Stage>& stages);
 // in place. Launched here, plan_memory elides it exactly where the network does, so the copy is charged
 // to the merge that makes it (Inception V3's merged 1x1 convolutions: 7 copies, 14 us at tf32 on the H100).
 ExecutionPlan compile_timed_stages(const ir::Graph& g, const std::vector<Stage>& stages, ExecMode mode);
+// The ops outside a merge stage that read its outputs, concatenations and sums aside (compile_timed_stages
+// covers those): they read a channel slice of the merged launch's buffer, strided in NHWC, which cuDNN's
+// precompiled engines first copy (nhwcSliceCKernel, 1.4-2 us each on the H100) and which their own stage,
+// timed alone, reads as a tensor of its own. Empty for other stages.
+std::vector<ir::NodeId> merged_output_readers(const ir::Graph& g, const Stage& stage);
+// The merge stage as compile_timed_stages times it, then `readers` on stream 0, each reading its slice as
+// inside the network: what the merge costs its readers is this plan less the merge and the readers alone.
+ExecutionPlan compile_merge_with_readers(const ir::Graph& g, const Stage& merge,
+                                         const std::vector<ir::NodeId>& readers);
 
 // Every stream and event index in range, every wait on an event recorded earlier, every launch with
 // ops: what the memory plan and the runtime rely on.

@@ -320,8 +320,12 @@ TEST(MemoryPlan, AMergeStageTimedAloneCopiesIntoItsConcatenationExactlyWhatTheNe
         }
       }
     }
-    if (std::string(name) == "inception_v3") EXPECT_GT(copied, 0);
-    if (std::string(name) == "squeezenet") EXPECT_GT(in_place, 0);
+    if (std::string(name) == "inception_v3") {
+      EXPECT_GT(copied, 0);
+    }
+    if (std::string(name) == "squeezenet") {
+      EXPECT_GT(in_place, 0);
+    }
   }
 }
 
@@ -337,6 +341,25 @@ TEST(MemoryPlan, AStageWithoutMergesIsTimedWithoutItsConcatenation) {
   auto m = plan_memory(g, merged, MemoryOptions{});
   ASSERT_TRUE(m) << m.status().to_string();
   EXPECT_FALSE(m->launch[size_t(launch_of(merged, g.output()))].elided);
+}
+
+// A merge is timed once more with the ops that read its outputs after it, each reading its channel slice of
+// the merged buffer as inside the network (a stage timed alone reads a tensor of its own).
+TEST(MemoryPlan, AMergeIsTimedWithItsReadersReadingTheirSlicesOfTheMergedBuffer) {
+  const ir::Graph g = testing::inception_block();
+  // Nodes: 1 = 1x1 (8); 2 -> 3 = 1x1 (6) -> 3x3; 4 -> 5 -> 6 = 1x1 (6) -> 3x3 -> 3x3; 7 -> 8 = pool -> 1x1.
+  const Stage merge{StageKind::kMerge, {{2, 4}}};
+  EXPECT_EQ(merged_output_readers(g, merge), (std::vector<ir::NodeId>{3, 5}));
+  EXPECT_TRUE(merged_output_readers(g, Stage{StageKind::kConcurrent, {{2}, {4}}}).empty());
+  const ExecutionPlan plan = compile_merge_with_readers(g, merge, {3, 5});
+  EXPECT_EQ(plan.launches(), 3);
+  auto m = plan_memory(g, plan, MemoryOptions{});
+  ASSERT_TRUE(m) << m.status().to_string();
+  expect_no_overlap_in_time(g, plan, *m);
+  const Placement& merged = m->placement[2];
+  EXPECT_EQ(merged.channels, 12);
+  EXPECT_EQ(m->placement[4].buffer, merged.buffer);
+  EXPECT_EQ(m->placement[4].begin, merged.begin + 6);
 }
 
 // Each stage of `schedule` alone against the whole network: its outputs' (buffer channels, first channel).

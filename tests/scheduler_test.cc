@@ -540,6 +540,21 @@ TEST(StageSignature, MergesWhoseOutputsAreTermsInAnotherOrderAreOtherStages) {
             stage_signature(g, Stage{StageKind::kConcurrent, {{3}, {4}}}));
 }
 
+// A merge's figure includes what reading its slices costs its readers, so merges alike but for their
+// readers are other stages.
+TEST(StageSignature, MergesWhoseOutputsHaveOtherReadersAreOtherStages) {
+  ir::GraphBuilder b("merged_readers", {16, 8, 8});
+  b.begin_block();
+  std::vector<ir::Value> c;
+  for (int i = 0; i < 4; ++i) c.push_back(b.conv(b.input(), ir::Conv(16)));  // nodes 1-4
+  const ir::Value wide = b.conv(c[0], ir::Conv(16).kernel(3).pad(1));        // 5 reads 1
+  const ir::Value narrow = b.conv(c[2], ir::Conv(16));                       // 6 reads 3
+  b.end_block(b.identity(ir::cat({wide, c[1], narrow, c[3]})));
+  const ir::Graph g = *b.build();
+  EXPECT_NE(stage_signature(g, Stage{StageKind::kMerge, {{1, 2}}}),
+            stage_signature(g, Stage{StageKind::kMerge, {{3, 4}}}));
+}
+
 // ---------- Opara ----------
 
 // The worked example of the Opara paper's appendix (opara.md §2), node 1 being the input.
