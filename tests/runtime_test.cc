@@ -714,6 +714,23 @@ TEST(GpuRuntime, MeasuredCostModelTimesAMergeWithTheCopyItsConcatenationMakes) {
   EXPECT_GT((*ms)[1], (*ms)[0]);
 }
 
+// A merge is also timed with the ops that read its outputs after it, and each of those alone, once per
+// model: the merge's figure is charged what reading its slices costs them.
+TEST(GpuRuntime, MeasuredCostModelTimesAMergeWithItsReadersAndEachReaderAloneOnce) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel model(g, MeasuredCostModel::Params{}, context_for(ExecConfig{}));
+  // Nodes 2 and 4: the 1x1 convolutions read by 3 and 5.
+  auto first = model.stage_latency_ms(g, sched::Stage{sched::StageKind::kMerge, {{2, 4}}}, 1);
+  ASSERT_TRUE(first) << first.status().to_string();
+  EXPECT_EQ(model.stats().stages, 4);  // the merge, the merge and its readers, each reader alone
+  auto again = model.stage_latency_ms(g, sched::Stage{sched::StageKind::kMerge, {{4, 2}}}, 1);
+  ASSERT_TRUE(again) << again.status().to_string();
+  EXPECT_EQ(model.stats().stages, 6);  // the readers alone are known
+  EXPECT_GT(*first, 0.0);
+  EXPECT_GT(*again, 0.0);
+}
+
 TEST(GpuRuntime, MeasuredCostModelTimesSegmentsAsOneDataflowGraph) {
   SKIP_WITHOUT_GPU();
   ir::Graph g = testing::inception_block(64, 28);
