@@ -162,6 +162,7 @@ class MeasuredCostModel : public sched::CostModel {
   // Appends to `pending` what the merge stages among `stages` need timed for their charges.
   std::vector<ReaderCharge> queue_reader_charges(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
                                                  std::vector<Pending>& pending);
+  // Keeps the figures of the readers timed alone (`medians`: per pending), then gives the merge's charge.
   double reader_charge_ms(const ReaderCharge& c, int batch, const ir::Graph& g, const std::vector<double>& medians);
   std::map<std::string, double> reader_alone_ms_;  // by stage_key of the reader alone
   std::deque<std::string> screened_order_;         // oldest first
