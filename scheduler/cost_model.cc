@@ -118,7 +118,7 @@ OpKeys op_keys(const ir::Graph& g) {
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     std::vector<std::string> readers;
     for (ir::NodeId c : consumers[id])
-      if (!g.node(c).is<ir::IdentityAttrs>())
+      if (reads_merged_slice(g.node(c)))
         readers.push_back(keys.attrs[size_t(c)] + ">" + keys.shapes[size_t(c)] + keys.writes[size_t(c)]);
     std::sort(readers.begin(), readers.end());
     for (const std::string& r : readers) keys.readers[id] += "{" + r + "}";

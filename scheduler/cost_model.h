@@ -95,8 +95,8 @@ struct OpKeys {
     int index = -1;
   };
   std::vector<Term> term;
-  // Its readers that are not concatenations or sums (sched::merged_output_readers), by attributes and
-  // shape, sorted: a merge's figure includes what reading its slices costs them.
+  // Its readers that would read it as a merged launch's slice (reads_merged_slice), by attributes, shape
+  // and writes, sorted: a merge's figure includes what reading its slices costs them.
   std::vector<std::string> readers;
 };
 OpKeys op_keys(const ir::Graph& g);

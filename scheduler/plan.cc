@@ -193,13 +193,15 @@ ExecutionPlan with_merged_concat_copies(const ir::Graph& g, ExecutionPlan p) {
 
 }  // namespace
 
+bool reads_merged_slice(const ir::Node& reader) { return !reader.is<ir::IdentityAttrs>(); }
+
 std::vector<ir::NodeId> merged_output_readers(const ir::Graph& g, const Stage& stage) {
   if (stage.kind != StageKind::kMerge) return {};
   const std::vector<std::vector<ir::NodeId>> consumers = g.consumers();
   std::set<ir::NodeId> readers;
   for (ir::NodeId id : stage.ops())
     for (ir::NodeId c : consumers[size_t(id)])
-      if (!g.node(c).is<ir::IdentityAttrs>()) readers.insert(c);
+      if (reads_merged_slice(g.node(c))) readers.insert(c);
   return {readers.begin(), readers.end()};
 }
 

@@ -36,7 +36,7 @@ struct ExecutionPlan {
   int launches() const;
 };
 
-// A staged plan of the given stages, in order (the measured cost model times single stages).
+// A staged plan of the given stages, in order (compile_timed_stages adds what a stage timed alone misses).
 ExecutionPlan compile_stages(const std::vector<Stage>& stages);
 // What a cost model times for `stages` taken out of a network: their staged plan (a stage), or in
 // dataflow mode the same stages without barriers between them (a segment, Schedule::dataflow_barriers);
@@ -47,6 +47,9 @@ ExecutionPlan compile_stages(const std::vector<Stage>& stages);
 // in place. Launched here, plan_memory elides it exactly where the network does, so the copy is charged
 // to the merge that makes it (Inception V3's merged 1x1 convolutions: 7 copies, 14 us at tf32 on the H100).
 ExecutionPlan compile_timed_stages(const ir::Graph& g, const std::vector<Stage>& stages, ExecMode mode);
+// Whether `reader`, given a merged launch's output, reads its channel slice of the merged buffer as it is:
+// every op but concatenations and sums (compile_timed_stages times what those do with it).
+bool reads_merged_slice(const ir::Node& reader);
 // The ops outside a merge stage that read its outputs, concatenations and sums aside (compile_timed_stages
 // covers those): they read a channel slice of the merged launch's buffer, strided in NHWC, which cuDNN's
 // precompiled engines first copy (nhwcSliceCKernel, 1.4-2 us each on the H100) and which their own stage,
