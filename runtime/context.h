@@ -16,6 +16,7 @@
 #include "runtime/conv_kernel.h"
 #include "runtime/device.h"
 #include "runtime/kernel_cache.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
 
@@ -38,6 +39,8 @@ class TimingLane {
   cudaStream_t stream() const { return stream_; }
   // Held while one stage's warm-up and rounds are queued, so that a round spans only its own replays.
   std::mutex& queue_mutex() { return mutex_; }
+  // The spin rounds are queued behind on this lane, kept from pass to pass; under queue_mutex().
+  sched::HeadStart& head_start() { return head_start_; }
   // What a stage's timed spans (StageTimer: replays between two events) hold beyond the stage inside the
   // network's graph, in ms. A stage replays as a CUDA graph of its own behind a lead kernel
   // (ExecutorOptions::lead_kernel) in gap + k + edge + stage, where a graph of the lead alone replays in
@@ -55,6 +58,7 @@ class TimingLane {
   explicit TimingLane(Stream s) : stream_(std::move(s)) {}
   Stream stream_;
   std::mutex mutex_;
+  sched::HeadStart head_start_;
   std::optional<Boundary> boundary_;  // not measured yet
 };
 

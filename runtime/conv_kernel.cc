@@ -445,9 +445,13 @@ Expected<std::vector<float>> unfused_output(cudnnHandle_t handle, const ConvSpec
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o) {
+  TuningStats unused;
+  TuningStats& stats = o.stats ? *o.stats : unused;
+  const auto listing = WallClock::now();
   ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, fused));
   RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
   CHECK_FE(g->check_support(handle));
+  stats.list_seconds += seconds_since(listing);
   // Per plan index: how a hand-made configuration was made (heuristics' plans have none).
   std::vector<std::optional<ExploredConfig>> origin(size_t(g->get_execution_plan_count()));
   const size_t offered = origin.size();  // the heuristics' plans
@@ -462,8 +466,6 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     ASSIGN_OR_RETURN(reference, unfused_output(handle, spec, b, workspace, o));
   }
   ASSIGN_OR_RETURN(CandidateTimer timer, CandidateTimer::create(stream));
-  TuningStats unused;
-  TuningStats& stats = o.stats ? *o.stats : unused;
   int64_t best = -1;
   double best_ms = std::numeric_limits<double>::infinity();
   TuningBudget budget = TuningBudget::for_engine(o.engine, int(order.size()));
@@ -477,8 +479,16 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     // Built only when its turn comes: the lists hold ~64 plans per convolution at tf32, cuDNN compiles
     // some when they are built, and at most kMaxCandidates are timed (building them all took 36.7 of
     // SqueezeNet's 42.1 s of tf32 tuning on the H100).
-    if (g->build_plan_at_index(handle, i).is_bad()) continue;             // deselected, or the engine refuses it
-    if (g->execute_plan_at_index(handle, pack, workspace, i).is_bad()) {  // not runnable
+    const auto building = WallClock::now();
+    const bool built = g->build_plan_at_index(handle, i).is_good();  // else deselected, or the engine refuses it
+    stats.build_seconds += seconds_since(building);
+    if (compiled_at_run_time(*g, i)) stats.compile_seconds += seconds_since(building);
+    if (!built) continue;
+    const auto first_run = WallClock::now();
+    const bool ran =
+        g->execute_plan_at_index(handle, pack, workspace, i).is_good() && cudaStreamSynchronize(stream) == cudaSuccess;
+    stats.first_run_seconds += seconds_since(first_run);
+    if (!ran) {  // not runnable
       cudaGetLastError();
       continue;
     }
@@ -871,6 +881,10 @@ TuningStats& TuningStats::operator+=(const TuningStats& o) {
   cut_short += o.cut_short;
   seconds += o.seconds;
   timing_seconds += o.timing_seconds;
+  list_seconds += o.list_seconds;
+  build_seconds += o.build_seconds;
+  compile_seconds += o.compile_seconds;
+  first_run_seconds += o.first_run_seconds;
   return *this;
 }
 

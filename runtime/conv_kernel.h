@@ -88,10 +88,14 @@ class ConvKernel {
 
 // What tuning convolutions cost, summed over those a context tuned.
 struct TuningStats {
-  int candidates = 0;         // engine configurations timed
-  int cut_short = 0;          // of candidates, timing stopped once they could no longer win
-  double seconds = 0;         // wall time tuning: plans built, outputs checked, candidates timed
-  double timing_seconds = 0;  // of seconds, timing candidates
+  int candidates = 0;            // engine configurations timed
+  int cut_short = 0;             // of candidates, timing stopped once they could no longer win
+  double seconds = 0;            // wall time tuning: plans built, outputs checked, candidates timed
+  double timing_seconds = 0;     // of seconds, timing candidates
+  double list_seconds = 0;       // of seconds, making the graph and listing its candidates
+  double build_seconds = 0;      // of seconds, building candidate plans
+  double compile_seconds = 0;    // of build_seconds, plans cuDNN compiles at run time (NVRTC)
+  double first_run_seconds = 0;  // of seconds, each candidate's first (untimed) run
   TuningStats& operator+=(const TuningStats& o);
 };
 

@@ -253,6 +253,8 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph&
   ASSIGN_OR_RETURN(out.rounds, timer.finish());
   stats_.wait_seconds += seconds_since(waited);
   stats_.requeued += timer.requeued();
+  stats_.unproven += timer.unproven();
+  stats_.max_head_start_ms = std::max(stats_.max_head_start_ms, timer.max_head_start_ms());
   out.replays = timer.replays();
   stats_.gpu_span_seconds += timer.pass_span_ms() * 1e-3;
   for (const std::vector<double>& rounds : out.rounds) out.medians.push_back(sched::median_of(rounds));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/kernels.h"
+
 namespace ios::rt {
 
 StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share,
@@ -30,9 +32,9 @@ Expected<cudaEvent_t> StageTimer::record() {
 // A round whose first event the GPU reaches before the host has queued all of it may contain an idle gap
 // (the host is slow to queue, or held up inside the driver by another worker's graph instantiation). So
 // once a round is queued its first event is asked: not yet reached proves the round has no gap; reached,
-// the round is dropped and queued again behind itself, which gives the host a head start. A gap between
-// rounds is harmless. (A host function holding the lane until all was queued hung a two-worker search,
-// probably on lazy kernel loading, which waits for the whole device.)
+// the round is dropped and queued again behind a spin twice as long (sched::HeadStart), which gives the
+// host a head start. A gap between rounds is harmless. (A host function holding the lane until all was
+// queued hung a two-worker search, probably on lazy kernel loading, which waits for the whole device.)
 Status StageTimer::queue(Timed& t, int rounds, int warmup) {
   std::lock_guard<std::mutex> lock(lane_->queue_mutex());
   if (!pass_begin_) {
@@ -47,22 +49,35 @@ Status StageTimer::queue(Timed& t, int rounds, int warmup) {
   }
   for (int i = 0; i < warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
   replays_ += warmup;
+  sched::HeadStart& head = lane_->head_start();
   cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks
-  if (!rule_.flushes()) {
-    ASSIGN_OR_RETURN(mark, record());
-  }
   for (int r = 0; r < rounds; ++r)
     for (int attempt = 0;; ++attempt) {
+      if (r == 0 || attempt > 0) RETURN_IF_ERROR(lead_in(mark));
       ASSIGN_OR_RETURN(std::vector<Span> spans, queue_round(t, mark));
       replays_ += rule_.number;
       const cudaError_t reached = cudaEventQuery(spans.front().begin);
-      if (reached == cudaErrorNotReady || attempt == kMaxRequeues) {
+      const bool ahead = reached == cudaErrorNotReady;
+      if (!ahead) CHECK_CUDA(reached);
+      if (ahead) head.kept_ahead();
+      if (ahead || attempt == kMaxRequeues) {
+        unproven_ += !ahead;
         t.rounds.push_back(std::move(spans));
         break;
       }
-      CHECK_CUDA(reached);
+      head.caught_up();
+      max_head_start_ms_ = std::max(max_head_start_ms_, head.ms());
       ++requeued_;
     }
+  return Status::ok();
+}
+
+Status StageTimer::lead_in(cudaEvent_t& mark) {
+  launch_spin(lane_->head_start().ms(), stream_);
+  CHECK_CUDA(cudaGetLastError());
+  if (!rule_.flushes()) {
+    ASSIGN_OR_RETURN(mark, record());
+  }
   return Status::ok();
 }
 

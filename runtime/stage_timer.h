@@ -41,8 +41,10 @@ class StageTimer {
   Expected<std::vector<std::vector<double>>> finish();
   // The executors of the stages finished so far, in the order added (idle; the timer no longer holds them).
   std::vector<std::unique_ptr<Executor>> take_finished();
-  int64_t requeued() const { return requeued_; }  // rounds queued again (see queue())
-  int64_t replays() const { return replays_; }    // queued so far: warm-ups, rounds, rounds queued again
+  int64_t requeued() const { return requeued_; }                   // rounds queued again (see queue())
+  int64_t unproven() const { return unproven_; }                   // rounds kept after the last retry, reached early
+  double max_head_start_ms() const { return max_head_start_ms_; }  // the longest spin rounds were queued behind
+  int64_t replays() const { return replays_; }  // queued so far: warm-ups, rounds, rounds queued again
   // GPU time from each pass's first queued work to its last event, summed over the finished passes: the
   // time the lane was busy with this timer's stages, gaps inside a pass included.
   double pass_span_ms() const { return pass_span_ms_; }
@@ -63,6 +65,8 @@ class StageTimer {
 
   static constexpr int kMaxRequeues = 3;
   Status queue(Timed& t, int rounds, int warmup);  // warm-up and rounds, under the lane's queue mutex, checked
+  // The lane's head start spun ahead of a round; under a warm rule, a new mark for the round to start at.
+  Status lead_in(cudaEvent_t& mark);
   Expected<std::vector<Span>> queue_round(Timed& t, cudaEvent_t& mark);  // one round's replays and events
   Status flush_l2(Timed& t);                                             // before a cold replay, as the rule says
   Expected<std::vector<double>> read(const Timed& t) const;
@@ -82,6 +86,8 @@ class StageTimer {
   std::vector<Timed> timed_;
   std::vector<std::unique_ptr<Executor>> finished_;
   int64_t requeued_ = 0;
+  int64_t unproven_ = 0;
+  double max_head_start_ms_ = 0;
   int64_t replays_ = 0;
   cudaEvent_t pass_begin_ = nullptr;  // recorded before the pass's first queued work
   double pass_span_ms_ = 0;

@@ -165,6 +165,7 @@ void StageTimingStats::merge(const StageTimingStats& o) {
   stages += o.stages, rounds += o.rounds, replays += o.replays, passes += o.passes, unsettled += o.unsettled;
   stopped_past_limit += o.stopped_past_limit, stopped_early += o.stopped_early;
   requeued += o.requeued, screened += o.screened, reused_screened += o.reused_screened;
+  unproven += o.unproven, max_head_start_ms = std::max(max_head_start_ms, o.max_head_start_ms);
   build_seconds += o.build_seconds, wait_seconds += o.wait_seconds, gpu_seconds += o.gpu_seconds;
   gpu_span_seconds += o.gpu_span_seconds;
   first_over_second.insert(first_over_second.end(), o.first_over_second.begin(), o.first_over_second.end());
@@ -191,16 +192,18 @@ std::string StageTimingStats::summary() const {
       "%lld stages timed (%lld screened, %lld settled on their screening executor) in %lld passes, %.2f "
       "rounds and %.1f replays each, spread median %.1f%% p90 %.1f%%, "
       "%lld above tolerance (%lld stopped past their limit), %lld stopped before the minimum rounds, far "
-      "past their limit, first round / second %.3f (median), %lld queued again | GPU: %.1f s in timed rounds, "
+      "past their limit, first round / second %.3f (median), %lld queued again (%lld kept unproven, spin ahead up to "
+      "%.0f us) | GPU: %.1f s in timed rounds, "
       "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
       "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
       static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
       static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
       stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
       static_cast<long long>(unsettled), static_cast<long long>(stopped_past_limit),
-      static_cast<long long>(stopped_early), first_over_second_median(), static_cast<long long>(requeued), gpu_seconds,
-      gpu_span_seconds, build_seconds, build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture,
-      build_parts.instantiate, queue_seconds, wait_seconds);
+      static_cast<long long>(stopped_early), first_over_second_median(), static_cast<long long>(requeued),
+      static_cast<long long>(unproven), 1e3 * max_head_start_ms, gpu_seconds, gpu_span_seconds, build_seconds,
+      build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate,
+      queue_seconds, wait_seconds);
   return text;
 }
 

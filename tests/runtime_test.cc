@@ -290,10 +290,16 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(first, m,
                                   std::regex(R"((\d+) engines tuned in ([\d.]+) s \(([\d.]+) s timing )"
-                                             R"((\d+) candidates, (\d+) cut short\))")))
+                                             R"((\d+) candidates, (\d+) cut short; ([\d.]+) s listing, )"
+                                             R"(([\d.]+) s building plans \(([\d.]+) s compiling at run time\), )"
+                                             R"(([\d.]+) s first runs\))")))
         << first;
     EXPECT_GT(std::stoi(m[1]), 0);
     EXPECT_LE(std::stod(m[3]), std::stod(m[2]));
+    // Its parts are parts of the whole, and compiling is part of building.
+    EXPECT_LE(std::stod(m[3]) + std::stod(m[6]) + std::stod(m[7]) + std::stod(m[9]),
+              std::stod(m[2]) + 0.3);  // printed to 0.1 s
+    EXPECT_LE(std::stod(m[8]), std::stod(m[7]) + 0.1);
     EXPECT_GE(std::stoi(m[4]), std::stoi(m[1]) + std::stoi(m[5]));
     // A file-only process tunes its first convolution once more and keeps the file's engine.
     EXPECT_NE(second.find("(1 tuned again, kept from the file)"), std::string::npos) << second;

@@ -103,6 +103,19 @@ TEST(StageTiming, IosRuleAlwaysTimesSixRounds) {
   EXPECT_TRUE(timing_settled({1, 1, 1, 1, 1, 1}, ios));
 }
 
+TEST(StageTiming, TheHeadStartDoublesWhenTheGpuCaughtUpAndShrinksWhenTheHostKeptAhead) {
+  HeadStart h;
+  EXPECT_DOUBLE_EQ(h.ms(), HeadStart::kFirstMs);
+  h.caught_up();
+  EXPECT_DOUBLE_EQ(h.ms(), 2 * HeadStart::kFirstMs);
+  h.kept_ahead();
+  EXPECT_DOUBLE_EQ(h.ms(), 1.8 * HeadStart::kFirstMs);
+  for (int i = 0; i < 40; ++i) h.caught_up();  // a host that never keeps ahead: capped
+  EXPECT_DOUBLE_EQ(h.ms(), HeadStart::kMaxMs);
+  for (int i = 0; i < 400; ++i) h.kept_ahead();  // one that always does: a few microseconds
+  EXPECT_DOUBLE_EQ(h.ms(), HeadStart::kMinMs);
+}
+
 TEST(StageTiming, MedianOfOddAndEvenCounts) {
   EXPECT_DOUBLE_EQ(median_of({3, 1, 2}), 2);
   EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
