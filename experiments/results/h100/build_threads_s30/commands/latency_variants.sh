@@ -23,3 +23,6 @@ esac
 #   for t in 0 -1; do build/bin/ios_shared run --model inception_v3 --precision tf32 --schedule $s \
 #     --kernel-cache OUT/kc_t$t.json --build-threads $t --iters 1000 --trace OUT/trace_t$t.json \
 #     --graph-dot OUT/graph_t$t.dot; done
+# Call 21 (inline): the same A/B under eager module loading, three rounds:
+#   for i in 1 2 3; do for t in 0 -1; do CUDA_MODULE_LOADING=EAGER build/bin/ios_shared run --model inception_v3 \
+#     --precision tf32 --schedule $s --kernel-cache none --build-threads $t --iters 1000; done; done
