@@ -26,3 +26,8 @@ esac
 # Call 21 (inline): the same A/B under eager module loading, three rounds:
 #   for i in 1 2 3; do for t in 0 -1; do CUDA_MODULE_LOADING=EAGER build/bin/ios_shared run --model inception_v3 \
 #     --precision tf32 --schedule $s --kernel-cache none --build-threads $t --iters 1000; done; done
+# Call 22 (inline): whether threads that only compile (IOS_WARM_ONLY: the tuning thread builds its own plans
+# again) save time through the driver's JIT cache when it starts empty, two rounds:
+#   for i in 1 2; do for v in off warm; do rm -rf ~/.nv; [threads 0 | IOS_WARM_ONLY=1 threads -1] \
+#     build/bin/ios_shared optimize --model inception_v3 --opt ios-both --precision tf32 --cost-model measured \
+#     --quiet --build-threads $t --kernel-cache OUT/kc_${v}_$i.json --out OUT/iv3_${v}_$i.json; done; done
