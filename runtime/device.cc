@@ -87,6 +87,20 @@ Expected<int> make_edges_full(cudaGraph_t graph) {
   return changed;
 }
 
+std::string jit_cache_warning() {
+  const char* disable = std::getenv("CUDA_CACHE_DISABLE");
+  const char* max_size = std::getenv("CUDA_CACHE_MAXSIZE");
+  std::string set;
+  if (disable && std::string(disable) == "1")
+    set = "CUDA_CACHE_DISABLE=1";
+  else if (max_size && std::string(max_size) == "0")
+    set = "CUDA_CACHE_MAXSIZE=0";
+  if (set.empty()) return "";
+  return set +
+         " turns off the driver's JIT cache: cuDNN's runtime-compiled engines are compiled from "
+         "scratch every time (tf32/fp16/bf16 tuning about ten times slower)";
+}
+
 bool gpu_available() {
   int n = 0;
   const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;

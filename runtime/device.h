@@ -105,6 +105,11 @@ Expected<ActDesc> make_act_desc(cudnnActivationMode_t mode);
 // under compute-sanitizer). Makes every such edge of `graph` a full dependency; returns how many there were.
 Expected<int> make_edges_full(cudaGraph_t graph);
 
+// Non-empty when the environment turns off the driver's JIT cache (CUDA_CACHE_DISABLE=1 or
+// CUDA_CACHE_MAXSIZE=0), which holds the kernels of cuDNN's runtime-compiled engines: without it Inception
+// V3's tf32 search compiled them for 75 s instead of 8 (H100, experiments/RESULTS.md session 30).
+std::string jit_cache_warning();
+
 // Fails with kUnavailable and a clear message when no CUDA device can be used.
 Status require_gpu();
 bool gpu_available();

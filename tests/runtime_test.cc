@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -307,6 +308,24 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
     EXPECT_EQ(engine_lines(first), engine_lines(second));
     EXPECT_NE(second.find("PASS"), std::string::npos);
   }
+}
+
+TEST(JitCache, ATurnedOffDriverJitCacheIsWarnedAboutByTheVariableThatTurnedItOff) {
+  const char* names[] = {"CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE"};
+  std::map<std::string, std::optional<std::string>> saved;
+  for (const char* n : names) saved[n] = std::getenv(n) ? std::optional<std::string>(std::getenv(n)) : std::nullopt;
+  for (const char* n : names) unsetenv(n);
+  EXPECT_EQ(jit_cache_warning(), "");
+  setenv("CUDA_CACHE_DISABLE", "0", 1);
+  EXPECT_EQ(jit_cache_warning(), "");
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
+  EXPECT_NE(jit_cache_warning().find("CUDA_CACHE_DISABLE=1"), std::string::npos);
+  unsetenv("CUDA_CACHE_DISABLE");
+  setenv("CUDA_CACHE_MAXSIZE", "0", 1);
+  EXPECT_NE(jit_cache_warning().find("CUDA_CACHE_MAXSIZE=0"), std::string::npos);
+  setenv("CUDA_CACHE_MAXSIZE", "1073741824", 1);
+  EXPECT_EQ(jit_cache_warning(), "");
+  for (const auto& [n, v] : saved) v ? setenv(n.c_str(), v->c_str(), 1) : unsetenv(n.c_str());
 }
 
 TEST(GpuKernelCache, ACorruptFileIsIgnoredWithAWarning) {
