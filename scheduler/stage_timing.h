@@ -96,9 +96,10 @@ bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& ru
 
 // How much GPU work (a spin) a stage's rounds are queued behind, so that the host has queued a round
 // before the GPU reaches it: a round the GPU reached early may hold an idle gap and is queued again
-// (rt::StageTimer), at most three times, then kept. Queued behind nothing but the round before, 3 of 24
-// Inception V3 tf32 searches on the H100 (session 30) caught up with 2.8-2.9 rounds a stage; their
-// kept rounds held gaps, 400-500 stage figures came out ~30 us high, and their schedules ran 25 % slower.
+// (rt::StageTimer), at most three times, then kept. Queued behind nothing but the round before, 3 of 37
+// Inception V3 tf32 searches on the H100 (session 30) caught up with 2.6-2.9 rounds a stage; their kept
+// rounds held gaps (in the two compared stage by stage, 400-500 figures ~30 us high), and their schedules
+// ran 25 % slower.
 // Starts at kFirstMs; doubles each time the GPU caught up, shrinks by a tenth each time it did not, within
 // [kMinMs, kMaxMs]: where the host keeps ahead a stage pays a few microseconds of spin.
 class HeadStart {
