@@ -487,10 +487,46 @@ Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
   return Status::ok();
 }
 
+// Where the search's time went: the policy (with several DP workers, their load), the measured cost model's
+// calibration (inside the policy's time; the other workers wait for it), dataflow barriers, final estimate.
+void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, double calibration_seconds,
+                       const std::vector<double>& calibration_slots) {
+  const size_t workers = a.options.extra_models.size() + 1;
+  const ios::sched::WorkerLoad load = ios::sched::worker_load(r.timeline, workers);
+  std::string parts;
+  if (!r.timeline.empty()) parts = " (" + load.summary() + ")";
+  std::string calibrating;
+  if (calibration_seconds > 0) {
+    char text[96];
+    std::snprintf(text, sizeof text, ", of it %.2f s calibrating the cost model", calibration_seconds);
+    calibrating = text;
+  }
+  if (calibration_slots.size() > 2) {  // the network, then the ops in slots shared by the workers
+    char text[128];
+    std::snprintf(text, sizeof text, " (the network done after %.2f s, the last of %zu slots of ops after %.2f s)",
+                  calibration_slots[0], calibration_slots.size() - 1,
+                  *std::max_element(calibration_slots.begin() + 1, calibration_slots.end()));
+    calibrating += text;
+  }
+  std::fprintf(a.report.text(), "Search time: %.2f s policy%s%s | %.2f s dataflow barriers | %.2f s final estimate\n",
+               r.policy_seconds, parts.c_str(), calibrating.c_str(), r.barrier_seconds, r.estimate_seconds);
+  nlohmann::json timeline = nlohmann::json::array();
+  for (const auto& t : r.timeline)
+    timeline.push_back({{"worker", t.worker}, {"ops", t.ops}, {"start_s", t.start_s}, {"end_s", t.end_s}});
+  a.report.json["search_time"] = {{"policy_seconds", r.policy_seconds},
+                                  {"calibration_seconds", calibration_seconds},
+                                  {"calibration_slot_seconds", calibration_slots},
+                                  {"barrier_seconds", r.barrier_seconds},
+                                  {"estimate_seconds", r.estimate_seconds},
+                                  {"worker_busy_seconds", load.busy_s},
+                                  {"parts", timeline}};
+}
+
 // IOS's summary line, the search's statistics (DP policies only) and the memory plan, as text and JSON.
 void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, const ios::sched::OptimizeResult& r,
                     const ios::sched::StageCache& cache, const ios::sched::ExecutionPlan& plan,
-                    const ios::sched::MemoryPlan& memory) {
+                    const ios::sched::MemoryPlan& memory, double calibration_seconds,
+                    const std::vector<double>& calibration_slots) {
   const auto& sched = r.schedule;
   FILE* out = a.report.text();
   // Opara's figure is its own contention-free estimate: say so rather than print it as a DP optimum.
@@ -524,6 +560,7 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                memory.arena_bytes / 1048576.0, memory.no_reuse_bytes / 1048576.0, memory.elided_concats,
                memory.terms_in_place, memory.fused_sums, memory.shared_concat_buffers);
   for (const auto& note : sched.meta.notes) std::fprintf(out, "Note: %s\n", note.c_str());
+  print_search_time(a, r, calibration_seconds, calibration_slots);
   nlohmann::json& j = a.report.json;
   j["model"] = g.name;
   j["policy"] = ios::sched::policy_flag_name(policy);
@@ -874,7 +911,13 @@ int cmd_optimize(OptimizeArgs& a) {
   memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
-  print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
+  double calibration_seconds = 0;
+  std::vector<double> calibration_slots;
+#ifdef IOS_WITH_RUNTIME
+  if (measured)
+    calibration_seconds = measured->calibration_seconds(), calibration_slots = measured->calibration_slot_seconds();
+#endif
+  print_optimize(a, *g, *policy, *result, cache, *plan, *memory, calibration_seconds, calibration_slots);
 #ifdef IOS_WITH_RUNTIME
   std::vector<const ios::sched::CostModel*> more_models;
   for (const auto& m : extra.models) more_models.push_back(m.get());

@@ -13,7 +13,9 @@
 namespace ios::rt {
 
 MeasuredCostModel::MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context)
-    : MeasuredCostModel(std::make_shared<const ir::Weights>(ir::make_weights(g)), params, std::move(context)) {}
+    : MeasuredCostModel(std::make_shared<const ir::Weights>(ir::make_weights(g)), params, std::move(context)) {
+  calibration_->workers.push_back(this);
+}
 
 MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params,
                                      std::shared_ptr<Context> context)
@@ -25,56 +27,131 @@ MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights,
 MeasuredCostModel::MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context)
     : MeasuredCostModel(first.weights_, params, std::move(context)) {
   calibration_ = first.calibration_;
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  calibration_->workers.push_back(this);
 }
+
+MeasuredCostModel::~MeasuredCostModel() {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  auto& w = calibration_->workers;
+  w.erase(std::remove(w.begin(), w.end(), this), w.end());
+}
+
+std::string MeasuredCostModel::lane() const { return "cuda:" + std::to_string(context_->device()); }
 
 Expected<TimingLane::Boundary> MeasuredCostModel::measured_boundary() {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
   if (!calibration_->boundary) {
+    const auto start = WallClock::now();
     ASSIGN_OR_RETURN(calibration_->boundary, context_->timing_lane()->stage_boundary());
+    calibration_->seconds += seconds_since(start);
   }
   return *calibration_->boundary;
 }
 
 Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary) {
-  std::lock_guard<std::mutex> lock(calibration_->mutex);  // another worker waits: one calibration per search
-  if (auto it = calibration_->shares.find(batch); it != calibration_->shares.end()) return it->second.share;
-  ASSIGN_OR_RETURN(ShareCalibration c, calibrate_cold_share(g, batch, boundary));
-  calibration_->shares[batch] = c;
-  return c.share;
+  Calibration& cal = *calibration_;
+  std::unique_lock<std::mutex> lock(cal.mutex);
+  if (!cal.shares.count(batch) && !cal.failed.count(batch) && !cal.jobs.count(batch))
+    cal.jobs.emplace(batch, deal_calibration(g));
+  for (auto it = cal.jobs.find(batch); it != cal.jobs.end(); it = cal.jobs.find(batch)) {
+    CalibrationJob& job = it->second;  // erased only once every slot is finished
+    const std::optional<size_t> slot = job.pick();
+    if (!slot) {
+      cal.changed.wait(lock);
+      continue;
+    }
+    job.taken[*slot] = true;
+    lock.unlock();
+    const Expected<ShareCalibration> figures = time_ops(g, job.ops[*slot], batch, boundary, *slot == 0);
+    lock.lock();
+    finish_slot(batch, job, *slot, figures);
+  }
+  if (auto failed = cal.failed.find(batch); failed != cal.failed.end()) return failed->second;
+  return cal.shares.at(batch).share;
 }
 
-Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::calibrate_cold_share(const ir::Graph& g, int batch,
-                                                                                      TimingLane::Boundary boundary) {
-  const sched::Schedule sequential = sched::sequential_schedule(g);
+std::optional<size_t> MeasuredCostModel::CalibrationJob::pick() const {
+  for (size_t s = 0; s < taken.size(); ++s)
+    if (!taken[s]) return s;
+  return std::nullopt;
+}
+
+MeasuredCostModel::CalibrationJob MeasuredCostModel::deal_calibration(const ir::Graph& g) const {
+  const size_t workers = calibration_->workers.size();
+  const size_t chunks = workers > 1 ? kCalibrationChunksPerWorker * workers : 1;
+  const std::vector<sched::Stage> stages = sched::all_stages(sched::sequential_schedule(g));
+  CalibrationJob job;
+  job.ops.resize(1 + std::min(chunks, std::max<size_t>(stages.size(), 1)));  // slot 0: the network
+  for (size_t i = 0; i < stages.size(); ++i) job.ops[1 + i % (job.ops.size() - 1)].push_back(stages[i]);
+  job.slot_seconds.assign(job.ops.size(), 0.0);
+  job.taken.assign(job.ops.size(), false);
+  return job;
+}
+
+void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
+                                    const Expected<ShareCalibration>& figures) {
+  job.slot_seconds[slot] = seconds_since(job.start);
+  if (!figures && job.failure.is_ok()) job.failure = figures.status();
+  if (figures) {
+    job.sums.ops_warm_ms += figures->ops_warm_ms;
+    job.sums.ops_cold_ms += figures->ops_cold_ms;
+    if (slot == 0)
+      job.sums.network_ms = figures->network_ms, job.sums.prefetched_network_ms = figures->prefetched_network_ms;
+  }
+  if (++job.finished < job.ops.size()) return;
+  Calibration& cal = *calibration_;
+  if (!job.failure.is_ok()) {
+    cal.failed.emplace(batch, job.failure);
+  } else {
+    ShareCalibration c = job.sums;
+    const double gap = c.ops_cold_ms - c.ops_warm_ms;
+    if (gap > kMinColdGap * c.ops_warm_ms) c.share = std::clamp((c.network_ms - c.ops_warm_ms) / gap, 0.0, 1.0);
+    cal.shares[batch] = c;
+  }
+  cal.seconds += seconds_since(job.start);
+  cal.slot_seconds = job.slot_seconds;
+  cal.jobs.erase(batch);
+  cal.changed.notify_all();
+}
+
+Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const ir::Graph& g,
+                                                                          const std::vector<sched::Stage>& stages,
+                                                                          int batch, TimingLane::Boundary boundary,
+                                                                          bool networks) {
+  CHECK_CUDA(cudaSetDevice(context_->device()));
   std::vector<Pending> ops;
-  for (const sched::Stage& stage : sched::all_stages(sequential))
-    ops.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
-  ASSIGN_OR_RETURN(sched::ExecutionPlan whole, sched::compile_plan(g, sequential));
+  for (const sched::Stage& stage : stages) ops.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
   // The network as it may run: without prefetching, and with it where the rule says the schedule may.
-  const int networks = params_.rule.prefetch_ahead > 0 ? 2 : 1;
-  for (int prefetch = 0; prefetch < networks; ++prefetch) {
-    ExecutorOptions options = executor_options(batch);
-    options.prefetch_ahead = prefetch ? params_.rule.prefetch_ahead : 0;
-    ASSIGN_OR_RETURN(std::unique_ptr<Executor> network, Executor::create(g, *weights_, whole, options));
-    ops.push_back(Pending{{}, std::move(network), {}});
+  const int timed_networks = !networks ? 0 : params_.rule.prefetch_ahead > 0 ? 2 : 1;
+  if (timed_networks > 0) {
+    const sched::Schedule sequential = sched::sequential_schedule(g);
+    ASSIGN_OR_RETURN(sched::ExecutionPlan whole, sched::compile_plan(g, sequential));
+    for (int prefetch = 0; prefetch < timed_networks; ++prefetch) {
+      ExecutorOptions options = executor_options(batch);
+      options.prefetch_ahead = prefetch ? params_.rule.prefetch_ahead : 0;
+      ASSIGN_OR_RETURN(std::unique_ptr<Executor> network, Executor::create(g, *weights_, whole, options));
+      ops.push_back(Pending{{}, std::move(network), {}});
+    }
   }
   sched::StageTimingRule rule = params_.rule;
   rule.l2 = sched::L2Timing::kWarm;
   ASSIGN_OR_RETURN(Timed warm, run_timer(g, std::move(ops), batch, rule, 0, boundary));
   ShareCalibration c;
-  c.network_ms = *std::min_element(warm.medians.end() - networks, warm.medians.end());
-  if (networks == 2) c.prefetched_network_ms = warm.medians.back();
-  warm.executors.resize(warm.executors.size() - size_t(networks));
+  if (timed_networks > 0) {
+    c.network_ms = *std::min_element(warm.medians.end() - timed_networks, warm.medians.end());
+    if (timed_networks == 2) c.prefetched_network_ms = warm.medians.back();
+  }
+  warm.executors.resize(warm.executors.size() - size_t(timed_networks));
   std::vector<Pending> again;
   for (size_t i = 0; i < warm.executors.size(); ++i) {
     c.ops_warm_ms += warm.medians[i];
     again.push_back(Pending{{}, std::move(warm.executors[i]), {}});
   }
+  if (again.empty()) return c;
   rule.l2 = sched::L2Timing::kColdWeights;
   ASSIGN_OR_RETURN(Timed cold, run_timer(g, std::move(again), batch, rule, 0, boundary));
   for (double ms : cold.medians) c.ops_cold_ms += ms;
-  const double gap = c.ops_cold_ms - c.ops_warm_ms;
-  if (gap > kMinColdGap * c.ops_warm_ms) c.share = std::clamp((c.network_ms - c.ops_warm_ms) / gap, 0.0, 1.0);
   return c;
 }
 
@@ -105,6 +182,16 @@ std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*
 }
 
 }  // namespace
+
+double MeasuredCostModel::calibration_seconds() const {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  return calibration_->seconds;
+}
+
+std::vector<double> MeasuredCostModel::calibration_slot_seconds() const {
+  std::lock_guard<std::mutex> lock(calibration_->mutex);
+  return calibration_->slot_seconds;
+}
 
 std::map<std::string, double> MeasuredCostModel::calibration() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);

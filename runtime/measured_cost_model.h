@@ -8,12 +8,14 @@
 // threads build stages side by side.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
 
+#include "common/wall_clock.h"
 #include "ir/weights.h"
 #include "runtime/device_store.h"
 #include "runtime/executor.h"
@@ -34,7 +36,11 @@ class MeasuredCostModel : public sched::CostModel {
   // Another worker of `first`'s search (on any GPU): its weights and its calibration, so that every
   // worker's figures are corrected alike.
   MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context);
+  ~MeasuredCostModel() override;
+  MeasuredCostModel(const MeasuredCostModel&) = delete;  // a search's workers know one another by address
+  MeasuredCostModel& operator=(const MeasuredCostModel&) = delete;
   std::string name() const override { return "measured"; }
+  std::string lane() const override;  // its GPU's: workers on one GPU share its TimingLane
   // What a stage cache file's key says of these figures (files of earlier figures are then not reused).
   static constexpr const char* kFigureFormat =
       "figures behind a lead kernel less its graph alone, cold share calibrated";
@@ -99,15 +105,44 @@ class MeasuredCostModel : public sched::CostModel {
   // "bB|ops_cold_ms", "bB|network_ms", "bB|prefetched_network_ms". Adopting checks ranges and replaces what this search
   // measured.
   std::map<std::string, double> calibration() const override;
+  double calibration_seconds() const;  // this search's, shared with its workers; 0 when adopted
+  // The last share calibration's, by slot (CalibrationJob: the network, then the ops): when each was
+  // done, from the calibration's start.
+  std::vector<double> calibration_slot_seconds() const;
   Status adopt_calibration(const std::map<std::string, double>& values) override;
 
  private:
   MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params, std::shared_ptr<Context> context);
   static constexpr double kMaxStageBoundaryMs = 0.05;  // a file claiming more is not ours
+  // One batch's share calibration while it runs: slot 0 times the network end to end, the others the
+  // sequential schedule's ops, dealt out in turn. A worker that asks for the share meanwhile takes the next
+  // slot left and times it on its own thread and context, so that the search's GPUs share the work (the
+  // first to ask takes the network, the longest) and a worker that never asks holds nothing up. An op's
+  // warm and cold figures come from one GPU; the GPUs are of one model (select_devices).
+  struct CalibrationJob {
+    std::vector<std::vector<sched::Stage>> ops;  // by slot
+    std::vector<bool> taken;
+    ShareCalibration sums;  // of the slots finished
+    size_t finished = 0;
+    Status failure = Status::ok();
+    WallClock::time_point start = WallClock::now();
+    std::vector<double> slot_seconds;    // by slot: from the job's start to the slot's end
+    std::optional<size_t> pick() const;  // the next slot left, if any
+  };
+  // Slots of ops per worker when a search has several: small enough that the workers finish together.
+  static constexpr size_t kCalibrationChunksPerWorker = 4;
   struct Calibration {  // shared by a search's workers; the first to need a value measures it
     mutable std::mutex mutex;
+    std::condition_variable changed;               // a calibration ended
     std::optional<TimingLane::Boundary> boundary;  // not measured yet
     std::map<int, ShareCalibration> shares;
+    std::map<int, CalibrationJob> jobs;  // by batch, while calibrating
+    std::map<int, Status> failed;        // by batch: a calibration's error, given to every worker that asks
+    double seconds = 0;                  // wall time measuring them (the other workers wait)
+    std::vector<double> slot_seconds;    // the last share calibration's (CalibrationJob::slot_seconds)
+    // The search's workers (on any GPU), each registered for its lifetime: the GPUs a calibration is
+    // dealt out over.
+    std::vector<const MeasuredCostModel*> workers;
   };
   std::shared_ptr<const ir::Weights> weights_;
   Params params_;
@@ -116,7 +151,15 @@ class MeasuredCostModel : public sched::CostModel {
   std::shared_ptr<Calibration> calibration_ = std::make_shared<Calibration>();
   Expected<TimingLane::Boundary> measured_boundary();  // the lane's, once per search
   Expected<double> cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary);
-  Expected<ShareCalibration> calibrate_cold_share(const ir::Graph& g, int batch, TimingLane::Boundary boundary);
+  // Under calibration_->mutex: the job for a calibration this model is the first to ask for.
+  CalibrationJob deal_calibration(const ir::Graph& g) const;
+  // Under calibration_->mutex: a slot's figures added to its job; the last one sets the share (or the
+  // failure) and ends the job.
+  void finish_slot(int batch, CalibrationJob& job, size_t slot, const Expected<ShareCalibration>& figures);
+  // The sequential schedule's `ops` (single-op stages) timed warm and cold on this model's GPU, summed;
+  // with `networks`, the whole schedule too (ShareCalibration::network_ms and prefetched_network_ms).
+  Expected<ShareCalibration> time_ops(const ir::Graph& g, const std::vector<sched::Stage>& ops, int batch,
+                                      TimingLane::Boundary boundary, bool networks);
   // Executors on this model's context and store, built for timing only (their arena is not zeroed).
   ExecutorOptions executor_options(int batch) const;
   struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds

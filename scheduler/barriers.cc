@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 
+#include "scheduler/lanes.h"
+
 namespace ios::sched {
 
 namespace {
@@ -18,6 +20,11 @@ int default_dataflow_segment(const std::string& cost_model_name) {
 
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                           const BarrierOptions& options) {
+  return place_barriers(g, s, std::vector<CostModel*>{&model}, options);
+}
+
+Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, const std::vector<CostModel*>& models,
+                                          const BarrierOptions& options) {
   RETURN_ERROR_IF(s.is_stream_level(), ErrorCode::kInvalidArgument,
                   "dataflow barriers are placed between stages; a stream-level schedule has none");
   RETURN_ERROR_IF(options.max_segment < 1, ErrorCode::kInvalidArgument, "--dataflow-segment must be at least 1");
@@ -25,7 +32,8 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
                   "--dataflow-margin must be in [0, 1)");
   const std::vector<Stage> stages = all_stages(s);
   const size_t n = stages.size(), longest = size_t(options.max_segment);
-  // Every segment the DP may use, asked in one request: a measuring model times them in one pass.
+  // Every segment the DP may use, asked in one request: a measuring model times them in one pass (one
+  // pass per lane).
   std::vector<std::vector<Stage>> segments;
   std::vector<std::pair<size_t, size_t>> span;  // [first, end) of each
   for (size_t end = 1; end <= n; ++end)
@@ -33,10 +41,7 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
       segments.emplace_back(stages.begin() + std::ptrdiff_t(end - k), stages.begin() + std::ptrdiff_t(end));
       span.emplace_back(end - k, end);
     }
-  ASSIGN_OR_RETURN(std::vector<double> ms, model.segment_latencies_ms(g, segments, options.batch));
-  RETURN_ERROR_IF(ms.size() != segments.size(), ErrorCode::kRuntimeError,
-                  model.name() + " cost model answered " + std::to_string(ms.size()) + " latencies for " +
-                      std::to_string(segments.size()) + " segments");
+  ASSIGN_OR_RETURN(std::vector<double> ms, spread_segment_latencies(g, one_per_lane(models), segments, options.batch));
 
   BarrierPlacement out;
   out.segments = int64_t(segments.size());

@@ -44,6 +44,10 @@ int default_dataflow_segment(const std::string& cost_model_name);
 // A staged schedule's barriers for dataflow execution. Ties keep the barrier.
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                           const BarrierOptions& options);
+// The same with the segments timed on every lane of `models` (sched::one_per_lane, the first model's
+// lane first): the search's workers, idle once the DP is done.
+Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, const std::vector<CostModel*>& models,
+                                          const BarrierOptions& options);
 
 // The segment DP prices each segment alone; inside the network a segment without barriers also overlaps
 // (and slows) the stages around it, so its choice can lose to keeping every barrier (Inception V3:

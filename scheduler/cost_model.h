@@ -61,6 +61,9 @@ class CostModel {
   virtual Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                              const std::vector<std::vector<int>>& barrier_sets,
                                                              int batch);
+  // What its measurements occupy: models of one lane (one GPU) time one after another, models of
+  // different lanes may time side by side. Empty: none (the default; figures cost no device time).
+  virtual std::string lane() const { return ""; }
   // Values a model measured once and applies to all its figures (a measuring model's corrections), by
   // name. A stage cache file keeps them beside the figures and gives them back when loaded, so that the
   // file's figures and new ones are corrected alike. A model without any has none and ignores a file's
@@ -208,6 +211,7 @@ class StageCache : public CostModel {
                                                      int batch) override {
     return own_.network_latencies_ms(g, s, barrier_sets, batch);
   }
+  std::string lane() const override { return own_.lane(); }
   std::map<std::string, double> calibration() const override { return own_.calibration(); }
   Status adopt_calibration(const std::map<std::string, double>& values) override {
     return own_.adopt_calibration(values);
@@ -244,6 +248,7 @@ class StageCache : public CostModel {
     Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                        const std::vector<std::vector<int>>& barrier_sets,
                                                        int batch) override;
+    std::string lane() const override { return inner_.lane(); }
     std::map<std::string, double> calibration() const override { return inner_.calibration(); }
     Status adopt_calibration(const std::map<std::string, double>& values) override {
       return inner_.adopt_calibration(values);

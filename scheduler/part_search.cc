@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include "common/wall_clock.h"
 
 namespace ios::sched {
 
@@ -19,6 +22,7 @@ struct PartJob {
   DpStats stats;
   Status status;
   bool done = false;
+  PartTiming timing;
 };
 
 void add_stats(DpStats& into, const DpStats& s) {
@@ -114,11 +118,14 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
     if (failed || next == queue.size()) return std::nullopt;
     return queue[next++];
   };
-  auto solve = [&](size_t i, CostModel& model) {
+  const auto start = WallClock::now();
+  auto solve = [&](size_t i, size_t worker, CostModel& model) {
     PartJob& job = jobs[i];
     std::vector<Stage> stages;
     DpStats stats;
+    job.timing = PartTiming{worker, job.ops.size(), seconds_since(start), 0};
     Status s = optimize_part(g, job.ops, options.dp, model, stages, stats, &memory);
+    job.timing.end_s = seconds_since(start);
     std::lock_guard<std::mutex> lock(mutex);
     job.stages = std::move(stages);
     job.stats = stats;
@@ -131,14 +138,14 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
   ProgressReporter reporter(jobs, options.on_part);
   if (models.size() == 1) {
     while (std::optional<size_t> i = take()) {
-      solve(*i, *models[0]);
+      solve(*i, 0, *models[0]);
       reporter.report(jobs);
     }
   } else {
     std::vector<std::thread> workers;
-    for (CostModel* model : models)
-      workers.emplace_back([&, model] {
-        while (std::optional<size_t> i = take()) solve(*i, *model);
+    for (size_t w = 0; w < models.size(); ++w)
+      workers.emplace_back([&, w] {
+        while (std::optional<size_t> i = take()) solve(*i, w, *models[w]);
       });
     size_t seen = 0;
     for (bool all = queue.empty(); !all;) {
@@ -156,6 +163,35 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
 }
 
 }  // namespace
+
+double WorkerLoad::idle_s() const {
+  double idle = 0;
+  for (double b : busy_s) idle += span_s - b;
+  return idle;
+}
+
+std::string WorkerLoad::summary() const {
+  std::string busy;
+  char text[200];
+  for (double b : busy_s) {
+    std::snprintf(text, sizeof text, "%s%.1f", busy.empty() ? "" : ", ", b);
+    busy += text;
+  }
+  std::snprintf(text, sizeof text,
+                "%zu workers over %.1f s, busy %s s; the last part (%zu ops, worker %zu) ran %.1f-%.1f s",
+                busy_s.size(), span_s, busy.c_str(), last.ops, last.worker, last.start_s, last.end_s);
+  return text;
+}
+
+WorkerLoad worker_load(const std::vector<PartTiming>& timeline, size_t workers) {
+  WorkerLoad load;
+  load.busy_s.assign(workers, 0.0);
+  for (const PartTiming& t : timeline) {
+    if (t.worker < workers) load.busy_s[t.worker] += t.end_s - t.start_s;
+    if (t.end_s >= load.span_s) load.span_s = t.end_s, load.last = t;
+  }
+  return load;
+}
 
 std::string part_signature(const ir::Graph& g, const OpKeys& op_keys, const std::vector<ir::NodeId>& part) {
   // One group holding the whole part: its ops in order, their attributes, shapes and wiring.
@@ -177,6 +213,7 @@ Expected<PartSearchResult> search_parts(const ir::Graph& g, const PartSearchOpti
     auto& out = r.blocks[job.block].stages;
     out.insert(out.end(), stages.begin(), stages.end());
     r.parts_reused += copy;
+    if (!copy) r.timeline.push_back(job.timing);
     if (copy) {
       r.stats.latency_ms += root.stats.latency_ms;
     } else {

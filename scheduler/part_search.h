@@ -7,6 +7,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "scheduler/dp.h"
 
@@ -25,10 +27,29 @@ struct PartSearchOptions {
   std::function<void(const SearchProgress&)> on_part;  // after every part, from the calling thread
 };
 
+// When a searched part (not a copy) ran: which worker, seconds from the search's start.
+struct PartTiming {
+  size_t worker = 0;
+  size_t ops = 0;
+  double start_s = 0, end_s = 0;
+};
+
+// Where a search over several workers spends its time: each worker's busy seconds, the span, and the
+// part that ended last (the others idle behind it).
+struct WorkerLoad {
+  double span_s = 0;
+  std::vector<double> busy_s;  // per worker
+  PartTiming last;             // the part that ended last
+  double idle_s() const;       // summed over workers: span less busy
+  std::string summary() const;
+};
+WorkerLoad worker_load(const std::vector<PartTiming>& timeline, size_t workers);
+
 struct PartSearchResult {
   std::vector<BlockSchedule> blocks;
   DpStats stats;
   size_t parts = 0, parts_reused = 0;
+  std::vector<PartTiming> timeline;  // by job order (search order)
 };
 
 // A key shared exactly by parts the DP cannot tell apart (see stage_signature).

@@ -44,7 +44,8 @@ struct OptimizeOptions {
   int dataflow_refine = RefineOptions{}.passes;      // passes of refine_barriers (0: the segment DP's set)
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
-  // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts.
+  // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts; after
+  // the DP, those on other lanes (GPUs) time a share of the dataflow segments and barrier sets.
   std::vector<CostModel*> extra_models;
 };
 
@@ -52,6 +53,10 @@ struct OptimizeResult {
   Schedule schedule;
   DpStats stats;
   size_t parts = 0, parts_reused = 0;  // DP: parts searched, and parts that took an identical part's solution
+  std::vector<PartTiming> timeline;    // DP: when each searched part ran, on which worker
+  // Wall seconds of the search's steps: the policy (the DP's parts), dataflow barriers (placed and
+  // refined), the final estimate.
+  double policy_seconds = 0, barrier_seconds = 0, estimate_seconds = 0;
 };
 
 Schedule sequential_schedule(const ir::Graph& g);

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "models/models.h"
 #include "scheduler/barriers.h"
+#include "scheduler/lanes.h"
 #include "scheduler/policies.h"
 #include "test_graphs.h"
 
@@ -405,6 +407,65 @@ TEST(Dataflow, RefineBarriersTriesEveryImprovingToggleAtOnce) {
   ASSERT_TRUE(refined) << refined.status().to_string();
   EXPECT_EQ(refined->barriers, (std::vector<int>{1, 2, 4, 5, 6, 8}));
   EXPECT_EQ(refined->passes, 2);
+}
+
+// A GPU of its own with `inner`'s figures, counting the segments it was asked.
+class LaneModel : public CostModel {
+ public:
+  LaneModel(CostModel& inner, std::string lane) : inner_(inner), lane_(std::move(lane)) {}
+  std::string name() const override { return "lane"; }
+  std::string lane() const override { return lane_; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int batch) override {
+    return inner_.stage_latency_ms(g, st, batch);
+  }
+  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                     const std::vector<std::vector<Stage>>& segments,
+                                                     int batch) override {
+    segments_asked += int64_t(segments.size());
+    return inner_.segment_latencies_ms(g, segments, batch);
+  }
+  std::atomic<int64_t> segments_asked{0};
+
+ private:
+  CostModel& inner_;
+  std::string lane_;
+};
+
+TEST(Lanes, OnePerLaneKeepsEachGpusFirstModelAndEveryModelWithoutALane) {
+  TableCostModel table([](const ir::Graph&, const Stage&) { return 1.0; });
+  LaneModel a0(table, "cuda:0"), a1(table, "cuda:0"), b(table, "cuda:1");
+  EXPECT_EQ(one_per_lane({&a0, &a1, &b, &table, &table}), (std::vector<CostModel*>{&a0, &b, &table, &table}));
+}
+
+TEST(Lanes, ChunksCoverTheRangeInOrderWithSizesDifferingByOneAtMost) {
+  for (size_t n : {0, 1, 3, 10, 11}) {
+    const std::vector<Chunk> chunks = chunks_of(n, 4);
+    EXPECT_EQ(chunks.size(), std::min<size_t>(n, 4)) << n;
+    size_t next = 0, smallest = n, largest = 0;
+    for (const Chunk& c : chunks) {
+      EXPECT_EQ(c.begin, next) << n;
+      next = c.end;
+      smallest = std::min(smallest, c.size()), largest = std::max(largest, c.size());
+    }
+    EXPECT_EQ(next, n);
+    if (!chunks.empty()) EXPECT_LE(largest - smallest, 1u) << n;
+  }
+}
+
+TEST(Lanes, PlaceBarriersOnTwoGpusTimesEachSegmentOnceAndPlacesAsOneGpu) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  LaneModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1"), sibling(m.model, "cuda:1");
+  auto one = place_barriers(g, s, m.model, BarrierOptions{2, 1});
+  auto two = place_barriers(g, s, std::vector<CostModel*>{&gpu0, &gpu1, &sibling}, BarrierOptions{2, 1});
+  ASSERT_TRUE(one && two);
+  EXPECT_EQ(two->barriers, one->barriers);
+  EXPECT_DOUBLE_EQ(two->dataflow_ms, one->dataflow_ms);
+  EXPECT_EQ(gpu0.segments_asked + gpu1.segments_asked, one->segments);
+  EXPECT_GT(gpu0.segments_asked, 0);
+  EXPECT_GT(gpu1.segments_asked, 0);
+  EXPECT_EQ(sibling.segments_asked, 0) << "a second model on one GPU would time beside the first";
 }
 
 TEST(Dataflow, RefineBarriersIgnoresGainsUnderTheThreshold) {

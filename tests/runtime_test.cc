@@ -1061,6 +1061,47 @@ TEST(GpuRuntime, ColdShareIsTheShareAtWhichTheOpsAloneAddUpToTheNetworkRunEndToE
   expect_share_adds_up(share);
 }
 
+// With workers on two GPUs the calibration's ops are dealt out over both (the workers wait for it): the
+// sums and the share come out as on one GPU, up to timing noise, and the second GPU's worker times after.
+TEST(GpuRuntime, TheColdShareCalibratedOnTwoGpusAddsUpAsOnOne) {
+  SKIP_WITHOUT_GPU();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs two GPUs";
+  const ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel::Params params;
+  params.rule.l2 = sched::L2Timing::kColdShare;
+  const sched::Stage stage{sched::StageKind::kConcurrent, {{1}}};
+  std::vector<MeasuredCostModel::ShareCalibration> shares;
+  auto calibrated = [&](int on_devices) {
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    auto first_context = Context::create(ContextOptions{});
+    ASSERT_TRUE(first_context) << first_context.status().to_string();
+    MeasuredCostModel first(g, params, *first_context);
+    std::unique_ptr<MeasuredCostModel> second;
+    if (on_devices == 2) {
+      ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+      auto context = Context::create(ContextOptions{});
+      ASSERT_TRUE(context) << context.status().to_string();
+      second = std::make_unique<MeasuredCostModel>(first, params, *context);
+      ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    }
+    ASSERT_TRUE(first.stage_latency_ms(g, stage, 1));
+    if (second) ASSERT_TRUE(second->stage_latency_ms(g, stage, 1)) << "the second GPU's worker times after";
+    const auto c = first.cold_share(1);
+    ASSERT_TRUE(c);
+    std::printf("[calibration] %d GPU(s): ops %.4f ms warm, %.4f cold, network %.4f, share %.2f, %.2f s\n", on_devices,
+                c->ops_warm_ms, c->ops_cold_ms, c->network_ms, c->share, first.calibration_seconds());
+    shares.push_back(*c);
+  };
+  calibrated(1);
+  calibrated(2);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_NEAR(shares[1].ops_warm_ms, shares[0].ops_warm_ms, 0.1 * shares[0].ops_warm_ms);
+  EXPECT_NEAR(shares[1].ops_cold_ms, shares[0].ops_cold_ms, 0.1 * shares[0].ops_cold_ms);
+  EXPECT_NEAR(shares[1].network_ms, shares[0].network_ms, 0.1 * shares[0].network_ms);
+}
+
 // A stage replayed as its own CUDA graph pays a launch that inside the network's graph is one more
 // dependency: a microsecond or so on the H100, never negative, and taken off every figure.
 TEST(GpuRuntime, TheStageBoundaryIsMeasuredOnceAndIsAFewMicrosecondsAtMost) {

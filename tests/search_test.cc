@@ -330,6 +330,41 @@ TEST(PartSearch, FourWorkersGiveOneWorkersScheduleAndMeasureEachStageOnce) {
   }
 }
 
+TEST(PartSearch, TheTimelineHasEverySearchedPartOnceOnAWorkerThatExists) {
+  models::ModelOptions mo;
+  mo.nasnet_filters = 32, mo.nasnet_stem_filters = 16;
+  auto g = models::build_model("nasnet", mo);
+  ASSERT_TRUE(g);
+  const WorkerRun four = search_with_workers(*g, 4);
+  ASSERT_TRUE(four.result);
+  const OptimizeResult& r = *four.result;
+  EXPECT_EQ(r.timeline.size(), r.parts - r.parts_reused);
+  std::set<size_t> workers;
+  for (const PartTiming& t : r.timeline) {
+    EXPECT_LT(t.worker, 4u);
+    EXPECT_GT(t.ops, 0u);
+    EXPECT_LE(t.start_s, t.end_s);
+    EXPECT_LE(t.end_s, r.policy_seconds);
+    workers.insert(t.worker);
+  }
+  EXPECT_GT(workers.size(), 1u) << "the parts went to one worker";
+}
+
+TEST(PartSearch, WorkerLoadSumsBusyTimePerWorkerAndNamesThePartThatEndedLast) {
+  const std::vector<PartTiming> timeline = {
+      {0, 40, 0.0, 3.0}, {1, 30, 0.0, 1.0}, {1, 20, 1.0, 1.5}, {0, 10, 3.0, 3.2}, {2, 8, 0.5, 4.0}};
+  const WorkerLoad load = worker_load(timeline, 3);
+  EXPECT_DOUBLE_EQ(load.span_s, 4.0);
+  ASSERT_EQ(load.busy_s.size(), 3u);
+  EXPECT_NEAR(load.busy_s[0], 3.2, 1e-12);
+  EXPECT_NEAR(load.busy_s[1], 1.5, 1e-12);
+  EXPECT_NEAR(load.busy_s[2], 3.5, 1e-12);
+  EXPECT_NEAR(load.idle_s(), 12.0 - 8.2, 1e-12);
+  EXPECT_EQ(load.last.ops, 8u);
+  EXPECT_EQ(load.last.worker, 2u);
+  EXPECT_NE(load.summary().find("busy 3.2, 1.5, 3.5 s"), std::string::npos) << load.summary();
+}
+
 TEST(PartSearch, AWorkersFailureEndsTheSearchWithItsError) {
   auto g = models::nasnet(6, 32);
   ASSERT_TRUE(g);
