@@ -356,20 +356,16 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
   ExecutorOptions options = executor_options(batch);
   options.lead_kernel = false;  // whole networks, timed as they run
   std::vector<std::unique_ptr<Executor>> executors;
-  const cudaStream_t warm_up = context_->timing_lane()->stream();  // the DP's workers are done with it
   for (const std::vector<int>& barriers : barrier_sets) {
     sched::Schedule with = s;
     with.dataflow_barriers = barriers;
     ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, with, sched::ExecMode::kDataflow));
     ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, plan, options));
-    // Its first replay (which uploads the graph) runs while the host builds the next set.
-    RETURN_IF_ERROR(exec->replay_on(warm_up));
     executors.push_back(std::move(exec));
   }
-  CHECK_CUDA(cudaStreamSynchronize(warm_up));
   std::vector<int> replays;  // per round, from a first rough figure
   for (auto& exec : executors) {
-    ASSIGN_OR_RETURN(Timing rough, exec->time(TimingOptions{0, 0, 1, 0}));
+    ASSIGN_OR_RETURN(Timing rough, exec->time(TimingOptions{1, 0, 2, 0}));
     replays.push_back(std::clamp(int(std::ceil(kNetworkRoundMs / std::max(rough.median_ms, 1e-3))), 2, 100));
   }
   std::vector<std::vector<double>> rounds(executors.size());

@@ -62,8 +62,7 @@ class MeasuredCostModel : public sched::CostModel {
                                                      int batch) override;
   // Each barrier set's whole-network dataflow graph, built on this model's store, replayed back to back
   // as `ios run` replays it (no L2 flush): kNetworkRounds rounds over all sets in turn, each of enough
-  // replays (at least 2) for kNetworkRoundMs (from one timed replay); a set's latency is its median round.
-  // Each set's first replay runs while the next one is built.
+  // replays (at least 2) for kNetworkRoundMs; a set's latency is its median round.
   Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const sched::Schedule& s,
                                                      const std::vector<std::vector<int>>& barrier_sets,
                                                      int batch) override;
