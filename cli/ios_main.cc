@@ -501,11 +501,11 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, dou
     std::snprintf(text, sizeof text, ", of it %.2f s calibrating the cost model", calibration_seconds);
     calibrating = text;
   }
-  if (calibration_slots.size() > 2) {  // the network, then the ops in slots shared by the workers
+  if (calibration_slots.size() > 1) {  // the network with some ops, then more ops, slots shared by the workers
     char text[128];
-    std::snprintf(text, sizeof text, " (the network done after %.2f s, the last of %zu slots of ops after %.2f s)",
-                  calibration_slots[0], calibration_slots.size() - 1,
-                  *std::max_element(calibration_slots.begin() + 1, calibration_slots.end()));
+    std::snprintf(text, sizeof text, " (the network and its ops done after %.2f s, the last of %zu slots after %.2f s)",
+                  calibration_slots[0], calibration_slots.size(),
+                  *std::max_element(calibration_slots.begin(), calibration_slots.end()));
     calibrating += text;
   }
   std::fprintf(a.report.text(), "Search time: %.2f s policy%s%s | %.2f s dataflow barriers | %.2f s final estimate\n",

@@ -82,8 +82,8 @@ MeasuredCostModel::CalibrationJob MeasuredCostModel::deal_calibration(const ir::
   const size_t chunks = workers > 1 ? kCalibrationChunksPerWorker * workers : 1;
   const std::vector<sched::Stage> stages = sched::all_stages(sched::sequential_schedule(g));
   CalibrationJob job;
-  job.ops.resize(1 + std::min(chunks, std::max<size_t>(stages.size(), 1)));  // slot 0: the network
-  for (size_t i = 0; i < stages.size(); ++i) job.ops[1 + i % (job.ops.size() - 1)].push_back(stages[i]);
+  job.ops.resize(std::min(chunks, std::max<size_t>(stages.size(), 1)));
+  for (size_t i = 0; i < stages.size(); ++i) job.ops[i % job.ops.size()].push_back(stages[i]);
   job.slot_seconds.assign(job.ops.size(), 0.0);
   job.taken.assign(job.ops.size(), false);
   return job;
@@ -96,6 +96,7 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
   if (figures) {
     job.sums.ops_warm_ms += figures->ops_warm_ms;
     job.sums.ops_cold_ms += figures->ops_cold_ms;
+    job.sums.ops += figures->ops;
     if (slot == 0)
       job.sums.network_ms = figures->network_ms, job.sums.prefetched_network_ms = figures->prefetched_network_ms;
   }
@@ -144,6 +145,7 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const 
   }
   warm.executors.resize(warm.executors.size() - size_t(timed_networks));
   std::vector<Pending> again;
+  c.ops = int(warm.executors.size());
   for (size_t i = 0; i < warm.executors.size(); ++i) {
     c.ops_warm_ms += warm.medians[i];
     again.push_back(Pending{{}, std::move(warm.executors[i]), {}});

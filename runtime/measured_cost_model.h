@@ -90,6 +90,7 @@ class MeasuredCostModel : public sched::CostModel {
   struct ShareCalibration {
     double share = 0;
     double ops_warm_ms = 0, ops_cold_ms = 0;  // the sequential schedule's stages, summed
+    int ops = 0;                              // how many were timed
     double network_ms = 0;                    // that schedule end to end, per inference, less the boundary
     // Where the rule's prefetch_ahead is set: that schedule with weights prefetched (network_ms is then
     // the faster of the two); else 0.
@@ -106,7 +107,7 @@ class MeasuredCostModel : public sched::CostModel {
   // measured.
   std::map<std::string, double> calibration() const override;
   double calibration_seconds() const;  // this search's, shared with its workers; 0 when adopted
-  // The last share calibration's, by slot (CalibrationJob: the network, then the ops): when each was
+  // The last share calibration's, by slot (CalibrationJob: the one with the network first): when each was
   // done, from the calibration's start.
   std::vector<double> calibration_slot_seconds() const;
   Status adopt_calibration(const std::map<std::string, double>& values) override;
@@ -114,11 +115,13 @@ class MeasuredCostModel : public sched::CostModel {
  private:
   MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params, std::shared_ptr<Context> context);
   static constexpr double kMaxStageBoundaryMs = 0.05;  // a file claiming more is not ours
-  // One batch's share calibration while it runs: slot 0 times the network end to end, the others the
-  // sequential schedule's ops, dealt out in turn. A worker that asks for the share meanwhile takes the next
-  // slot left and times it on its own thread and context, so that the search's GPUs share the work (the
-  // first to ask takes the network, the longest) and a worker that never asks holds nothing up. An op's
-  // warm and cold figures come from one GPU; the GPUs are of one model (select_devices).
+  // One batch's share calibration while it runs: the sequential schedule's ops dealt out in turn over
+  // slots, slot 0 also timing the network end to end in the same pass (its rounds among the ops', as with
+  // one worker: timed in a pass of its own, a 134 MB linear layer's network came out 2 % off its op and the
+  // share 1 instead of 0, H200, session 31). A worker that asks for the share meanwhile takes the next slot
+  // left and times it on its own thread and context, so that the search's GPUs share the work (the first to
+  // ask takes slot 0, the longest) and a worker that never asks holds nothing up. An op's warm and cold
+  // figures come from one GPU; the GPUs are of one model (select_devices).
   struct CalibrationJob {
     std::vector<std::vector<sched::Stage>> ops;  // by slot
     std::vector<bool> taken;
@@ -129,7 +132,7 @@ class MeasuredCostModel : public sched::CostModel {
     std::vector<double> slot_seconds;    // by slot: from the job's start to the slot's end
     std::optional<size_t> pick() const;  // the next slot left, if any
   };
-  // Slots of ops per worker when a search has several: small enough that the workers finish together.
+  // Slots per worker when a search has several: small enough that the workers finish together.
   static constexpr size_t kCalibrationChunksPerWorker = 4;
   struct Calibration {  // shared by a search's workers; the first to need a value measures it
     mutable std::mutex mutex;

@@ -1090,16 +1090,21 @@ TEST(GpuRuntime, TheColdShareCalibratedOnTwoGpusAddsUpAsOnOne) {
     if (second) ASSERT_TRUE(second->stage_latency_ms(g, stage, 1)) << "the second GPU's worker times after";
     const auto c = first.cold_share(1);
     ASSERT_TRUE(c);
-    std::printf("[calibration] %d GPU(s): ops %.4f ms warm, %.4f cold, network %.4f, share %.2f, %.2f s\n", on_devices,
-                c->ops_warm_ms, c->ops_cold_ms, c->network_ms, c->share, first.calibration_seconds());
+    std::printf("[calibration] %d GPU(s): %d ops %.4f ms warm, %.4f cold, network %.4f, share %.2f, %.2f s\n",
+                on_devices, c->ops, c->ops_warm_ms, c->ops_cold_ms, c->network_ms, c->share,
+                first.calibration_seconds());
     shares.push_back(*c);
   };
   calibrated(1);
   calibrated(2);
   ASSERT_EQ(shares.size(), 2u);
-  EXPECT_NEAR(shares[1].ops_warm_ms, shares[0].ops_warm_ms, 0.1 * shares[0].ops_warm_ms);
-  EXPECT_NEAR(shares[1].ops_cold_ms, shares[0].ops_cold_ms, 0.1 * shares[0].ops_cold_ms);
-  EXPECT_NEAR(shares[1].network_ms, shares[0].network_ms, 0.1 * shares[0].network_ms);
+  // Every op timed once; the sums of a dozen 3-4 us kernels on two GPUs within timing noise (an H200 pair
+  // differed by up to 10 %).
+  EXPECT_EQ(shares[0].ops, int(sched::all_stages(sched::sequential_schedule(g)).size()));
+  EXPECT_EQ(shares[1].ops, shares[0].ops);
+  EXPECT_NEAR(shares[1].ops_warm_ms, shares[0].ops_warm_ms, 0.25 * shares[0].ops_warm_ms);
+  EXPECT_NEAR(shares[1].ops_cold_ms, shares[0].ops_cold_ms, 0.25 * shares[0].ops_cold_ms);
+  EXPECT_NEAR(shares[1].network_ms, shares[0].network_ms, 0.25 * shares[0].network_ms);
 }
 
 // A stage replayed as its own CUDA graph pays a launch that inside the network's graph is one more
