@@ -14,7 +14,7 @@ namespace ios::rt {
 
 MeasuredCostModel::MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context)
     : MeasuredCostModel(std::make_shared<const ir::Weights>(ir::make_weights(g)), params, std::move(context)) {
-  calibration_->workers.push_back(this);
+  calibration_->workers = 1;
 }
 
 MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights, Params params,
@@ -28,13 +28,12 @@ MeasuredCostModel::MeasuredCostModel(const MeasuredCostModel& first, Params para
     : MeasuredCostModel(first.weights_, params, std::move(context)) {
   calibration_ = first.calibration_;
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  calibration_->workers.push_back(this);
+  ++calibration_->workers;
 }
 
 MeasuredCostModel::~MeasuredCostModel() {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  auto& w = calibration_->workers;
-  w.erase(std::remove(w.begin(), w.end(), this), w.end());
+  --calibration_->workers;
 }
 
 std::string MeasuredCostModel::lane() const { return "cuda:" + std::to_string(context_->device()); }
@@ -78,7 +77,7 @@ std::optional<size_t> MeasuredCostModel::CalibrationJob::pick() const {
 }
 
 MeasuredCostModel::CalibrationJob MeasuredCostModel::deal_calibration(const ir::Graph& g) const {
-  const size_t workers = calibration_->workers.size();
+  const size_t workers = calibration_->workers;
   const size_t chunks = workers > 1 ? kCalibrationChunksPerWorker * workers : 1;
   const std::vector<sched::Stage> stages = sched::all_stages(sched::sequential_schedule(g));
   CalibrationJob job;

@@ -37,7 +37,7 @@ class MeasuredCostModel : public sched::CostModel {
   // worker's figures are corrected alike.
   MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context);
   ~MeasuredCostModel() override;
-  MeasuredCostModel(const MeasuredCostModel&) = delete;  // a search's workers know one another by address
+  MeasuredCostModel(const MeasuredCostModel&) = delete;
   MeasuredCostModel& operator=(const MeasuredCostModel&) = delete;
   std::string name() const override { return "measured"; }
   std::string lane() const override;  // its GPU's: workers on one GPU share its TimingLane
@@ -143,9 +143,9 @@ class MeasuredCostModel : public sched::CostModel {
     std::map<int, Status> failed;        // by batch: a calibration's error, given to every worker that asks
     double seconds = 0;                  // wall time measuring them (the other workers wait)
     std::vector<double> slot_seconds;    // the last share calibration's (CalibrationJob::slot_seconds)
-    // The search's workers (on any GPU), each registered for its lifetime: the GPUs a calibration is
-    // dealt out over.
-    std::vector<const MeasuredCostModel*> workers;
+    // The search's workers (on any GPU) alive, counted by their constructors and destructors: a calibration
+    // is dealt into kCalibrationChunksPerWorker slots per worker.
+    size_t workers = 0;
   };
   std::shared_ptr<const ir::Weights> weights_;
   Params params_;
