@@ -494,7 +494,7 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, dou
   const size_t workers = a.options.extra_models.size() + 1;
   const ios::sched::WorkerLoad load = ios::sched::worker_load(r.timeline, workers);
   std::string parts;
-  if (!r.timeline.empty()) parts = " (" + load.summary() + ")";
+  if (workers > 1 && !r.timeline.empty()) parts = " (" + load.summary() + ")";
   std::string calibrating;
   if (calibration_seconds > 0) {
     char text[96];
@@ -525,8 +525,7 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, dou
 // IOS's summary line, the search's statistics (DP policies only) and the memory plan, as text and JSON.
 void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, const ios::sched::OptimizeResult& r,
                     const ios::sched::StageCache& cache, const ios::sched::ExecutionPlan& plan,
-                    const ios::sched::MemoryPlan& memory, double calibration_seconds,
-                    const std::vector<double>& calibration_slots) {
+                    const ios::sched::MemoryPlan& memory) {
   const auto& sched = r.schedule;
   FILE* out = a.report.text();
   // Opara's figure is its own contention-free estimate: say so rather than print it as a DP optimum.
@@ -560,7 +559,6 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                memory.arena_bytes / 1048576.0, memory.no_reuse_bytes / 1048576.0, memory.elided_concats,
                memory.terms_in_place, memory.fused_sums, memory.shared_concat_buffers);
   for (const auto& note : sched.meta.notes) std::fprintf(out, "Note: %s\n", note.c_str());
-  print_search_time(a, r, calibration_seconds, calibration_slots);
   nlohmann::json& j = a.report.json;
   j["model"] = g.name;
   j["policy"] = ios::sched::policy_flag_name(policy);
@@ -917,7 +915,8 @@ int cmd_optimize(OptimizeArgs& a) {
   if (measured)
     calibration_seconds = measured->calibration_seconds(), calibration_slots = measured->calibration_slot_seconds();
 #endif
-  print_optimize(a, *g, *policy, *result, cache, *plan, *memory, calibration_seconds, calibration_slots);
+  print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
+  print_search_time(a, *result, calibration_seconds, calibration_slots);
 #ifdef IOS_WITH_RUNTIME
   std::vector<const ios::sched::CostModel*> more_models;
   for (const auto& m : extra.models) more_models.push_back(m.get());
