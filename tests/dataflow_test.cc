@@ -448,7 +448,9 @@ TEST(Lanes, ChunksCoverTheRangeInOrderWithSizesDifferingByOneAtMost) {
       smallest = std::min(smallest, c.size()), largest = std::max(largest, c.size());
     }
     EXPECT_EQ(next, n);
-    if (!chunks.empty()) EXPECT_LE(largest - smallest, 1u) << n;
+    if (!chunks.empty()) {
+      EXPECT_LE(largest - smallest, 1u) << n;
+    }
   }
 }
 

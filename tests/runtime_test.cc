@@ -1087,7 +1087,9 @@ TEST(GpuRuntime, TheColdShareCalibratedOnTwoGpusAddsUpAsOnOne) {
       ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
     }
     ASSERT_TRUE(first.stage_latency_ms(g, stage, 1));
-    if (second) ASSERT_TRUE(second->stage_latency_ms(g, stage, 1)) << "the second GPU's worker times after";
+    if (second) {
+      ASSERT_TRUE(second->stage_latency_ms(g, stage, 1)) << "the second GPU's worker times after";
+    }
     const auto c = first.cold_share(1);
     ASSERT_TRUE(c);
     std::printf("[calibration] %d GPU(s): %d ops %.4f ms warm, %.4f cold, network %.4f, share %.2f, %.2f s\n",
