@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 31, final code on 2 GPUs of one host: the GPU suite without the network x policy x precision
+# Session 31, the code of 74185e7 on 2 GPUs of one host: the GPU suite without the network x policy x precision
 # matrices (run on the H100 earlier in the session), then Inception V3 tf32 IOS-Both on one GPU (the cold
 # share's calibration with the network back among the ops) and NasNet fp32 on both GPUs and on one.
 #   check.sh OUT
