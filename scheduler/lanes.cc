@@ -1,6 +1,7 @@
 #include "scheduler/lanes.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -29,28 +30,28 @@ std::vector<Chunk> chunks_of(size_t n, size_t models) {
   return out;
 }
 
-void run_chunks(const std::vector<Chunk>& chunks, const std::function<void(size_t, Chunk)>& body) {
-  std::vector<std::thread> others;
-  for (size_t k = 1; k < chunks.size(); ++k) others.emplace_back([&, k] { body(k, chunks[k]); });
-  if (!chunks.empty()) body(0, chunks[0]);
-  for (std::thread& t : others) t.join();
-}
-
 Expected<std::vector<double>> spread_segment_latencies(const ir::Graph& g, const std::vector<CostModel*>& lanes,
                                                        const std::vector<std::vector<Stage>>& segments, int batch) {
-  using Answer = std::vector<double>;
-  ASSIGN_OR_RETURN(std::vector<Answer> answers,
-                   spread_over<Answer>(lanes, segments.size(), [&](CostModel& m, Chunk c) -> Expected<Answer> {
-                     const std::vector<std::vector<Stage>> some(segments.begin() + std::ptrdiff_t(c.begin),
-                                                                segments.begin() + std::ptrdiff_t(c.end));
-                     ASSIGN_OR_RETURN(Answer ms, m.segment_latencies_ms(g, some, batch));
-                     RETURN_ERROR_IF(ms.size() != some.size(), ErrorCode::kRuntimeError,
-                                     m.name() + " cost model answered " + std::to_string(ms.size()) +
-                                         " latencies for " + std::to_string(some.size()) + " segments");
-                     return ms;
-                   }));
-  Answer out;
-  for (const Answer& a : answers) out.insert(out.end(), a.begin(), a.end());
+  const std::vector<Chunk> chunks = chunks_of(segments.size(), lanes.size());
+  std::vector<std::optional<Expected<std::vector<double>>>> answers(chunks.size());
+  auto answer = [&](size_t k) {
+    const std::vector<std::vector<Stage>> some(segments.begin() + std::ptrdiff_t(chunks[k].begin),
+                                               segments.begin() + std::ptrdiff_t(chunks[k].end));
+    answers[k].emplace(lanes[k]->segment_latencies_ms(g, some, batch));
+  };
+  std::vector<std::thread> others;
+  for (size_t k = 1; k < chunks.size(); ++k) others.emplace_back(answer, k);
+  if (!chunks.empty()) answer(0);
+  for (std::thread& t : others) t.join();
+  std::vector<double> out;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    if (!*answers[k]) return answers[k]->status();
+    const std::vector<double>& ms = **answers[k];
+    RETURN_ERROR_IF(ms.size() != chunks[k].size(), ErrorCode::kRuntimeError,
+                    lanes[k]->name() + " cost model answered " + std::to_string(ms.size()) + " latencies for " +
+                        std::to_string(chunks[k].size()) + " segments");
+    out.insert(out.end(), ms.begin(), ms.end());
+  }
   return out;
 }
 
