@@ -354,28 +354,30 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
                                                                       const std::vector<std::vector<int>>& barrier_sets,
                                                                       int batch) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
-  ExecutorOptions options = executor_options(batch);
-  options.lead_kernel = false;  // whole networks, timed as they run
-  std::vector<std::unique_ptr<Executor>> executors;
+  ASSIGN_OR_RETURN(TimingLane::Boundary boundary, measured_boundary());
+  std::vector<Pending> pending;
   for (const std::vector<int>& barriers : barrier_sets) {
     sched::Schedule with = s;
     with.dataflow_barriers = barriers;
     ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, with, sched::ExecMode::kDataflow));
-    ASSIGN_OR_RETURN(auto exec, Executor::create(g, *weights_, plan, options));
-    executors.push_back(std::move(exec));
+    pending.push_back(Pending{std::move(plan), nullptr, {}});
   }
-  std::vector<int> replays;  // per round, from a first rough figure
-  for (auto& exec : executors) {
-    ASSIGN_OR_RETURN(Timing rough, exec->time(TimingOptions{1, 0, 2, 0}));
-    replays.push_back(std::clamp(int(std::ceil(kNetworkRoundMs / std::max(rough.median_ms, 1e-3))), 2, 100));
+  // Warm (the sets share this model's weights and arena, so the one before leaves them in the L2), one
+  // round a pass. The first pass, of one replay each, sizes the rounds of the passes after it.
+  sched::StageTimingRule rule = params_.rule;
+  rule.l2 = sched::L2Timing::kWarm;
+  rule.warmup = 0;
+  rule.number = rule.min_rounds = rule.max_rounds = 1;
+  ASSIGN_OR_RETURN(Timed timed, run_timer(g, std::move(pending), batch, rule, 0, boundary));
+  const double longest = *std::max_element(timed.medians.begin(), timed.medians.end());
+  rule.number = std::clamp(int(std::ceil(kNetworkRoundMs / std::max(longest, 1e-3))), 2, 100);
+  std::vector<std::vector<double>> rounds(barrier_sets.size());
+  for (int round = 0; round < kNetworkRounds; ++round) {
+    std::vector<Pending> again;
+    for (auto& exec : timed.executors) again.push_back(Pending{{}, std::move(exec), {}});
+    ASSIGN_OR_RETURN(timed, run_timer(g, std::move(again), batch, rule, 0, boundary));
+    for (size_t i = 0; i < rounds.size(); ++i) rounds[i].push_back(timed.medians[i]);
   }
-  std::vector<std::vector<double>> rounds(executors.size());
-  for (int round = 0; round < kNetworkRounds; ++round)
-    for (size_t i = 0; i < executors.size(); ++i) {
-      // No warm-up: the sets share this model's weights and arena, so the one before left them warm.
-      ASSIGN_OR_RETURN(Timing t, executors[i]->time(TimingOptions{0, 0, replays[i], 0}));
-      rounds[i].push_back(t.median_ms);
-    }
   std::vector<double> out;
   for (const std::vector<double>& r : rounds) out.push_back(sched::median_of(r));
   return out;

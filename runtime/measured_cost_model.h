@@ -60,9 +60,12 @@ class MeasuredCostModel : public sched::CostModel {
   Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
                                                      const std::vector<std::vector<sched::Stage>>& segments,
                                                      int batch) override;
-  // Each barrier set's whole-network dataflow graph, built on this model's store, replayed back to back
-  // as `ios run` replays it (no L2 flush): kNetworkRounds rounds over all sets in turn, each of enough
-  // replays (at least 2) for kNetworkRoundMs; a set's latency is its median round.
+  // Each barrier set's whole-network dataflow graph, built on this model's store and timed like a stage
+  // (StageTimer: rounds behind the lane's head start, less the boundary) but warm, as `ios run` replays
+  // it: a first pass of one replay each, then kNetworkRounds passes over all sets in turn, a round each of
+  // enough back-to-back replays (at least 2) for kNetworkRoundMs; a set's latency is its median round.
+  // The host's launches are not in the figures: timed an inference at a time, launch included, the
+  // gains of barrier sets shrank where several GPUs timed at once (experiments/RESULTS.md, session 32).
   Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const sched::Schedule& s,
                                                      const std::vector<std::vector<int>>& barrier_sets,
                                                      int batch) override;

@@ -97,6 +97,12 @@ std::vector<int> every_barrier(int stages) {
 
 Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                             const BarrierPlacement& placed, const RefineOptions& options) {
+  return refine_barriers(g, s, std::vector<CostModel*>{&model}, placed, options);
+}
+
+Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s,
+                                            const std::vector<CostModel*>& models, const BarrierPlacement& placed,
+                                            const RefineOptions& options) {
   RETURN_ERROR_IF(options.passes < 0, ErrorCode::kInvalidArgument, "--dataflow-refine must be 0 or more");
   RETURN_ERROR_IF(options.max_toggles < 1, ErrorCode::kInvalidArgument, "refine: max_toggles must be at least 1");
   RETURN_ERROR_IF(!(options.threshold >= 0 && options.threshold < 1), ErrorCode::kInvalidArgument,
@@ -105,6 +111,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
   out.barriers = placed.barriers;
   if (options.passes == 0 || placed.removed.empty()) return out;
   const auto start = std::chrono::steady_clock::now();
+  const std::vector<CostModel*> lanes = one_per_lane(models);
   std::vector<int> cuts;  // the cuts the search may toggle: those the DP left out, most promising first
   for (const auto& [cut, gain] : placed.removed)
     if (cuts.size() < size_t(options.max_toggles)) cuts.push_back(cut);
@@ -120,10 +127,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
     if (!combined.empty() && combined != out.barriers) sets.push_back(combined);
     const size_t first_toggle = sets.size();
     for (int c : cuts) sets.push_back(toggled(out.barriers, c));
-    ASSIGN_OR_RETURN(std::vector<double> ms, model.network_latencies_ms(g, s, sets, options.batch));
-    RETURN_ERROR_IF(ms.size() != sets.size(), ErrorCode::kRuntimeError,
-                    model.name() + " cost model answered " + std::to_string(ms.size()) + " latencies for " +
-                        std::to_string(sets.size()) + " barrier sets");
+    ASSIGN_OR_RETURN(std::vector<double> ms, spread_network_latencies(g, s, lanes, sets, options.batch));
     out.sets_timed += int64_t(sets.size());
     out.passes = pass + 1;
     out.measured_ms = ms[0];

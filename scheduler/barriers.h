@@ -79,5 +79,10 @@ struct BarrierRefinement {
 
 Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                             const BarrierPlacement& placed, const RefineOptions& options);
+// The same with each pass's sets spread over the lanes of `models` (sched::spread_network_latencies: every
+// lane also times the current set, which the others are compared with).
+Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s,
+                                            const std::vector<CostModel*>& models, const BarrierPlacement& placed,
+                                            const RefineOptions& options);
 
 }  // namespace ios::sched

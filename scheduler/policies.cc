@@ -125,7 +125,7 @@ Expected<double> estimate_latency_ms(const ir::Graph& g, const Schedule& s, Cost
 
 namespace {
 
-// The segments are timed on every GPU of the search (its workers are done).
+// The segments and barrier sets are timed on every GPU of the search (its workers are done).
 Status add_barriers(const ir::Graph& g, const OptimizeOptions& options, CostModel& model, Schedule& s) {
   std::vector<CostModel*> models = {&model};
   models.insert(models.end(), options.extra_models.begin(), options.extra_models.end());
@@ -142,11 +142,7 @@ Status add_barriers(const ir::Graph& g, const OptimizeOptions& options, CostMode
   RefineOptions refine;
   refine.passes = options.dataflow_refine;
   refine.batch = options.batch;
-  // On the first GPU alone, as the network will run: whole networks are timed an inference at a time, its
-  // launch included, and compared on four H200s timing at once, the search's set gained 0.4-0.5 % over
-  // every barrier in 3 of 3 searches, where on one GPU 3 of 26 gained 0.6 % or less (0.5-3.3 %; NasNet
-  // fp32, experiments/RESULTS.md, session 31).
-  ASSIGN_OR_RETURN(BarrierRefinement refined, refine_barriers(g, s, model, placed, refine));
+  ASSIGN_OR_RETURN(BarrierRefinement refined, refine_barriers(g, s, models, placed, refine));
   s.dataflow_barriers = refined.barriers;
   // Predicted as the DP predicts: the sum of the final set's segments (those longer than the DP's are
   // priced now).

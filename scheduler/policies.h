@@ -45,7 +45,7 @@ struct OptimizeOptions {
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts; after
-  // the DP, those on other lanes (GPUs) time a share of the dataflow segments.
+  // the DP, those on other lanes (GPUs) time a share of the dataflow segments and barrier sets.
   std::vector<CostModel*> extra_models;
 };
 

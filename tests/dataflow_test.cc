@@ -424,7 +424,20 @@ class LaneModel : public CostModel {
     segments_asked += int64_t(segments.size());
     return inner_.segment_latencies_ms(g, segments, batch);
   }
+  // Its figures `slower` times the inner model's: another GPU of the same model, a little slower.
+  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                     const std::vector<std::vector<int>>& barrier_sets,
+                                                     int batch) override {
+    sets_asked += int64_t(barrier_sets.size());
+    requests.push_back(barrier_sets);
+    ASSIGN_OR_RETURN(std::vector<double> ms, inner_.network_latencies_ms(g, s, barrier_sets, batch));
+    for (double& x : ms) x *= slower;
+    return ms;
+  }
   std::atomic<int64_t> segments_asked{0};
+  int64_t sets_asked = 0;
+  std::vector<std::vector<std::vector<int>>> requests;
+  double slower = 1;
 
  private:
   CostModel& inner_;
@@ -468,6 +481,47 @@ TEST(Lanes, PlaceBarriersOnTwoGpusTimesEachSegmentOnceAndPlacesAsOneGpu) {
   EXPECT_GT(gpu0.segments_asked, 0);
   EXPECT_GT(gpu1.segments_asked, 0);
   EXPECT_EQ(sibling.segments_asked, 0) << "a second model on one GPU would time beside the first";
+}
+
+TEST(Lanes, RefineBarriersOnTwoGpusComparesEachSetWithTheCurrentOneTimedOnItsGpu) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  m.penalty = {{3, 0.5}};
+  auto placed = place_barriers(g, s, m.model, BarrierOptions{2, 1});
+  ASSERT_TRUE(placed);
+  auto one = refine_barriers(g, s, m.model, *placed, RefineOptions{});
+  LaneModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1"), sibling(m.model, "cuda:1");
+  gpu1.slower = 1.1;  // as slow as ten times the threshold: it must not decide which set wins
+  auto two = refine_barriers(g, s, std::vector<CostModel*>{&gpu0, &gpu1, &sibling}, *placed, RefineOptions{});
+  ASSERT_TRUE(one && two) << (one ? two.status() : one.status()).to_string();
+  EXPECT_EQ(two->barriers, one->barriers);
+  EXPECT_EQ(two->passes, one->passes);
+  EXPECT_NEAR(two->measured_ms, one->measured_ms, 1e-12);
+  EXPECT_EQ(sibling.sets_asked, 0) << "a second model on one GPU would time beside the first";
+  ASSERT_EQ(gpu0.requests.size(), size_t(two->passes));
+  ASSERT_EQ(gpu1.requests.size(), size_t(two->passes));
+  for (int pass = 0; pass < two->passes; ++pass) {
+    EXPECT_EQ(gpu1.requests[pass].front(), gpu0.requests[pass].front()) << "both GPUs time the current set";
+    EXPECT_GT(gpu1.requests[pass].size(), 1u);
+  }
+  // Each set once, the current one once more per pass on the second GPU.
+  EXPECT_EQ(gpu0.sets_asked + gpu1.sets_asked, two->sets_timed + two->passes);
+}
+
+TEST(Lanes, SpreadNetworkLatenciesOnOneLaneIsOneRequestOfEverySet) {
+  const ir::Graph g = testing::inception_block();
+  const Schedule s = one_op_stages(g);
+  PairsModel m;
+  LaneModel gpu0(m.model, "cuda:0");
+  gpu0.slower = 1.1;
+  const std::vector<std::vector<int>> sets{{1, 2}, {}, {2}};
+  auto ms = spread_network_latencies(g, s, {&gpu0}, sets, 1);
+  ASSERT_TRUE(ms);
+  ASSERT_EQ(gpu0.requests.size(), 1u);
+  EXPECT_EQ(gpu0.requests[0], sets);
+  for (size_t i = 0; i < sets.size(); ++i) EXPECT_DOUBLE_EQ((*ms)[i], 1.1 * m.network(sets[i]));
+  EXPECT_TRUE(spread_network_latencies(g, s, {&gpu0}, {}, 1)->empty());
 }
 
 TEST(Dataflow, RefineBarriersIgnoresGainsUnderTheThreshold) {
