@@ -117,6 +117,7 @@ TEST(TensorPack, NhwcPackingMovesChannelsInnermostAndBack) {
       std::vector<float> back(x.size());
       unpack_tensor(bytes.data(), 2, 3, 2, 2, t, l, back.data());
       EXPECT_EQ(back, x);  // small integers are exact in every type
+      EXPECT_TRUE(pack_tensor(x.data(), 0, 3, 2, 2, t, l).empty());
     }
 }
 
