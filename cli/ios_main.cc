@@ -487,26 +487,33 @@ Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
   return Status::ok();
 }
 
+// The measured cost model's calibration time (rt::MeasuredCostModel::CalibrationTime), none without it.
+struct CalibrationTime {
+  double seconds = 0;
+  std::vector<double> slot_seconds;
+  double network_build_seconds = 0;
+};
+
 // Where the search's time went: the policy (with several DP workers, their load), the measured cost model's
 // calibration (inside the policy's time; the other workers wait for it), dataflow barriers, final estimate.
-void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, double calibration_seconds,
-                       const std::vector<double>& calibration_slots) {
+void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, const CalibrationTime& calibration) {
   const size_t workers = a.options.extra_models.size() + 1;
   const ios::sched::WorkerLoad load = ios::sched::worker_load(r.timeline, workers);
   std::string parts;
   if (workers > 1 && !r.timeline.empty()) parts = " (" + load.summary() + ")";
   std::string calibrating;
-  if (calibration_seconds > 0) {
-    char text[96];
-    std::snprintf(text, sizeof text, ", of it %.2f s calibrating the cost model", calibration_seconds);
+  const std::vector<double>& slots = calibration.slot_seconds;
+  if (calibration.seconds > 0) {
+    char text[256];
+    std::snprintf(text, sizeof text, ", of it %.2f s calibrating the cost model (%.2f s building the network",
+                  calibration.seconds, calibration.network_build_seconds);
     calibrating = text;
-  }
-  if (calibration_slots.size() > 1) {  // the network with some ops, then more ops, slots shared by the workers
-    char text[128];
-    std::snprintf(text, sizeof text, " (the network and its ops done after %.2f s, the last of %zu slots after %.2f s)",
-                  calibration_slots[0], calibration_slots.size(),
-                  *std::max_element(calibration_slots.begin(), calibration_slots.end()));
-    calibrating += text;
+    if (slots.size() > 1) {  // the network with some ops, then more ops, slots shared by the workers
+      std::snprintf(text, sizeof text, "; it and its ops done after %.2f s, the last of %zu slots after %.2f s",
+                    slots[0], slots.size(), *std::max_element(slots.begin(), slots.end()));
+      calibrating += text;
+    }
+    calibrating += ")";
   }
   std::fprintf(a.report.text(), "Search time: %.2f s policy%s%s | %.2f s dataflow barriers | %.2f s final estimate\n",
                r.policy_seconds, parts.c_str(), calibrating.c_str(), r.barrier_seconds, r.estimate_seconds);
@@ -514,8 +521,9 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, dou
   for (const auto& t : r.timeline)
     timeline.push_back({{"worker", t.worker}, {"ops", t.ops}, {"start_s", t.start_s}, {"end_s", t.end_s}});
   a.report.json["search_time"] = {{"policy_seconds", r.policy_seconds},
-                                  {"calibration_seconds", calibration_seconds},
-                                  {"calibration_slot_seconds", calibration_slots},
+                                  {"calibration_seconds", calibration.seconds},
+                                  {"calibration_slot_seconds", calibration.slot_seconds},
+                                  {"calibration_network_build_seconds", calibration.network_build_seconds},
                                   {"barrier_seconds", r.barrier_seconds},
                                   {"estimate_seconds", r.estimate_seconds},
                                   {"worker_busy_seconds", load.busy_s},
@@ -909,14 +917,15 @@ int cmd_optimize(OptimizeArgs& a) {
   memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
-  double calibration_seconds = 0;
-  std::vector<double> calibration_slots;
+  CalibrationTime calibration;
 #ifdef IOS_WITH_RUNTIME
-  if (measured)
-    calibration_seconds = measured->calibration_seconds(), calibration_slots = measured->calibration_slot_seconds();
+  if (measured) {
+    const auto t = measured->calibration_time();
+    calibration = CalibrationTime{t.seconds, t.slot_seconds, t.network_build_seconds};
+  }
 #endif
   print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
-  print_search_time(a, *result, calibration_seconds, calibration_slots);
+  print_search_time(a, *result, calibration);
 #ifdef IOS_WITH_RUNTIME
   std::vector<const ios::sched::CostModel*> more_models;
   for (const auto& m : extra.models) more_models.push_back(m.get());

@@ -62,8 +62,11 @@ Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch
     }
     job.taken[*slot] = true;
     lock.unlock();
-    const Expected<ShareCalibration> figures = time_ops(g, job.ops[*slot], batch, boundary, *slot == 0);
+    double network_build_seconds = 0;
+    const Expected<ShareCalibration> figures =
+        time_ops(g, job.ops[*slot], batch, boundary, *slot == 0, network_build_seconds);
     lock.lock();
+    if (*slot == 0) job.network_build_seconds = network_build_seconds;
     finish_slot(batch, job, *slot, figures);
   }
   if (auto failed = cal.failed.find(batch); failed != cal.failed.end()) return failed->second;
@@ -111,6 +114,7 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
   }
   cal.seconds += seconds_since(job.start);
   cal.slot_seconds = job.slot_seconds;
+  cal.network_build_seconds = job.network_build_seconds;
   cal.jobs.erase(batch);
   cal.changed.notify_all();
 }
@@ -118,7 +122,8 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
 Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const ir::Graph& g,
                                                                           const std::vector<sched::Stage>& stages,
                                                                           int batch, TimingLane::Boundary boundary,
-                                                                          bool networks) {
+                                                                          bool networks,
+                                                                          double& network_build_seconds) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
   std::vector<Pending> ops;
   for (const sched::Stage& stage : stages) ops.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
@@ -126,6 +131,7 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const 
   const int timed_networks = !networks ? 0 : params_.rule.prefetch_ahead > 0 ? 2 : 1;
   if (timed_networks > 0) {
     const sched::Schedule sequential = sched::sequential_schedule(g);
+    const auto build_start = WallClock::now();
     ASSIGN_OR_RETURN(sched::ExecutionPlan whole, sched::compile_plan(g, sequential));
     for (int prefetch = 0; prefetch < timed_networks; ++prefetch) {
       ExecutorOptions options = executor_options(batch);
@@ -133,6 +139,7 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const 
       ASSIGN_OR_RETURN(std::unique_ptr<Executor> network, Executor::create(g, *weights_, whole, options));
       ops.push_back(Pending{{}, std::move(network), {}});
     }
+    network_build_seconds = seconds_since(build_start);
   }
   sched::StageTimingRule rule = params_.rule;
   rule.l2 = sched::L2Timing::kWarm;
@@ -184,14 +191,9 @@ std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*
 
 }  // namespace
 
-double MeasuredCostModel::calibration_seconds() const {
+MeasuredCostModel::CalibrationTime MeasuredCostModel::calibration_time() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  return calibration_->seconds;
-}
-
-std::vector<double> MeasuredCostModel::calibration_slot_seconds() const {
-  std::lock_guard<std::mutex> lock(calibration_->mutex);
-  return calibration_->slot_seconds;
+  return CalibrationTime{calibration_->seconds, calibration_->slot_seconds, calibration_->network_build_seconds};
 }
 
 std::map<std::string, double> MeasuredCostModel::calibration() const {

@@ -1094,7 +1094,7 @@ TEST(GpuRuntime, TheColdShareCalibratedOnTwoGpusAddsUpAsOnOne) {
     ASSERT_TRUE(c);
     std::printf("[calibration] %d GPU(s): %d ops %.4f ms warm, %.4f cold, network %.4f, share %.2f, %.2f s\n",
                 on_devices, c->ops, c->ops_warm_ms, c->ops_cold_ms, c->network_ms, c->share,
-                first.calibration_seconds());
+                first.calibration_time().seconds);
     shares.push_back(*c);
   };
   calibrated(1);
