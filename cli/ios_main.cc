@@ -492,6 +492,7 @@ struct CalibrationTime {
   double seconds = 0;
   std::vector<double> slot_seconds;
   double network_build_seconds = 0;
+  ios::sched::BuildTimes network_build_parts;
 };
 
 // Where the search's time went: the policy (with several DP workers, their load), the measured cost model's
@@ -505,8 +506,12 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, con
   const std::vector<double>& slots = calibration.slot_seconds;
   if (calibration.seconds > 0) {
     char text[256];
-    std::snprintf(text, sizeof text, ", of it %.2f s calibrating the cost model (%.2f s building the network",
-                  calibration.seconds, calibration.network_build_seconds);
+    const ios::sched::BuildTimes& parts = calibration.network_build_parts;
+    std::snprintf(text, sizeof text,
+                  ", of it %.2f s calibrating the cost model (%.2f s building the network: kernels %.2f, weights "
+                  "%.2f, capture %.2f, instantiate %.2f",
+                  calibration.seconds, calibration.network_build_seconds, parts.kernels, parts.weights, parts.capture,
+                  parts.instantiate);
     calibrating = text;
     if (slots.size() > 1) {  // the network with some ops, then more ops, slots shared by the workers
       std::snprintf(text, sizeof text, "; it and its ops done after %.2f s, the last of %zu slots after %.2f s",
@@ -524,6 +529,13 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, con
                                   {"calibration_seconds", calibration.seconds},
                                   {"calibration_slot_seconds", calibration.slot_seconds},
                                   {"calibration_network_build_seconds", calibration.network_build_seconds},
+                                  {"calibration_network_build_parts",
+                                   {{"setup", calibration.network_build_parts.setup},
+                                    {"memory", calibration.network_build_parts.memory},
+                                    {"kernels", calibration.network_build_parts.kernels},
+                                    {"weights", calibration.network_build_parts.weights},
+                                    {"capture", calibration.network_build_parts.capture},
+                                    {"instantiate", calibration.network_build_parts.instantiate}}},
                                   {"barrier_seconds", r.barrier_seconds},
                                   {"estimate_seconds", r.estimate_seconds},
                                   {"worker_busy_seconds", load.busy_s},
@@ -921,7 +933,7 @@ int cmd_optimize(OptimizeArgs& a) {
 #ifdef IOS_WITH_RUNTIME
   if (measured) {
     const auto t = measured->calibration_time();
-    calibration = CalibrationTime{t.seconds, t.slot_seconds, t.network_build_seconds};
+    calibration = CalibrationTime{t.seconds, t.slot_seconds, t.network_build.seconds, t.network_build.parts};
   }
 #endif
   print_optimize(a, *g, *policy, *result, cache, *plan, *memory);

@@ -145,7 +145,10 @@ struct Executor::Impl {
       RETURN_ERROR_IF(values.size() != size_t(n) * c * h * w, ErrorCode::kInvalidArgument, "weight of the wrong size");
       return pack_tensor(values.data(), n, c, h, w, cfg.dtype, cfg.layout);
     };
-    return store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
+    const auto start = std::chrono::steady_clock::now();
+    auto tensor = store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
+    build_times.weights += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return tensor;
   }
 
   // The arena of the memory plan, zeroed.
@@ -422,7 +425,7 @@ struct Executor::Impl {
     RETURN_IF_ERROR(place_activations());
     build_times.memory = lap.next();
     RETURN_IF_ERROR(build_units(w));
-    build_times.kernels = lap.next();
+    build_times.kernels = lap.next() - build_times.weights;
     RETURN_IF_ERROR(make_workspaces());
     if (opt.use_graph) return capture(lap);
     build_times.capture = lap.next();  // workspaces only: the plan is issued at each run

@@ -62,11 +62,10 @@ Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch
     }
     job.taken[*slot] = true;
     lock.unlock();
-    double network_build_seconds = 0;
-    const Expected<ShareCalibration> figures =
-        time_ops(g, job.ops[*slot], batch, boundary, *slot == 0, network_build_seconds);
+    NetworkBuild network_build;
+    const Expected<ShareCalibration> figures = time_ops(g, job.ops[*slot], batch, boundary, *slot == 0, network_build);
     lock.lock();
-    if (*slot == 0) job.network_build_seconds = network_build_seconds;
+    if (*slot == 0) job.network_build = network_build;
     finish_slot(batch, job, *slot, figures);
   }
   if (auto failed = cal.failed.find(batch); failed != cal.failed.end()) return failed->second;
@@ -114,7 +113,7 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
   }
   cal.seconds += seconds_since(job.start);
   cal.slot_seconds = job.slot_seconds;
-  cal.network_build_seconds = job.network_build_seconds;
+  cal.network_build = job.network_build;
   cal.jobs.erase(batch);
   cal.changed.notify_all();
 }
@@ -122,8 +121,7 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
 Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const ir::Graph& g,
                                                                           const std::vector<sched::Stage>& stages,
                                                                           int batch, TimingLane::Boundary boundary,
-                                                                          bool networks,
-                                                                          double& network_build_seconds) {
+                                                                          bool networks, NetworkBuild& network_build) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
   std::vector<Pending> ops;
   for (const sched::Stage& stage : stages) ops.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
@@ -137,9 +135,10 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const 
       ExecutorOptions options = executor_options(batch);
       options.prefetch_ahead = prefetch ? params_.rule.prefetch_ahead : 0;
       ASSIGN_OR_RETURN(std::unique_ptr<Executor> network, Executor::create(g, *weights_, whole, options));
+      network_build.parts += network->build_times();
       ops.push_back(Pending{{}, std::move(network), {}});
     }
-    network_build_seconds = seconds_since(build_start);
+    network_build.seconds = seconds_since(build_start);
   }
   sched::StageTimingRule rule = params_.rule;
   rule.l2 = sched::L2Timing::kWarm;
@@ -193,7 +192,7 @@ std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*
 
 MeasuredCostModel::CalibrationTime MeasuredCostModel::calibration_time() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  return CalibrationTime{calibration_->seconds, calibration_->slot_seconds, calibration_->network_build_seconds};
+  return CalibrationTime{calibration_->seconds, calibration_->slot_seconds, calibration_->network_build};
 }
 
 std::map<std::string, double> MeasuredCostModel::calibration() const {

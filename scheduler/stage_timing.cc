@@ -157,7 +157,8 @@ void StageTimingStats::add(const std::vector<double>& rounds, const StageTimingR
 }
 
 BuildTimes& BuildTimes::operator+=(const BuildTimes& o) {
-  setup += o.setup, memory += o.memory, kernels += o.kernels, capture += o.capture, instantiate += o.instantiate;
+  setup += o.setup, memory += o.memory, kernels += o.kernels, weights += o.weights, capture += o.capture;
+  instantiate += o.instantiate;
   return *this;
 }
 
@@ -195,15 +196,15 @@ std::string StageTimingStats::summary() const {
       "past their limit, first round / second %.3f (median), %lld queued again (%lld kept unproven, spin ahead up to "
       "%.0f us) | GPU: %.1f s in timed rounds, "
       "%.1f s busy in passes | host: %.1f s building (setup %.1f, "
-      "memory plan %.1f, kernels %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
+      "memory plan %.1f, kernels %.1f, weights %.1f, capture %.1f, instantiate %.1f), %.1f s queueing, %.1f s waiting",
       static_cast<long long>(stages), static_cast<long long>(screened), static_cast<long long>(reused_screened),
       static_cast<long long>(passes), stages ? double(rounds) / double(stages) : 0.0,
       stages ? double(replays) / double(stages) : 0.0, 100 * spread_percentile(0.5), 100 * spread_percentile(0.9),
       static_cast<long long>(unsettled), static_cast<long long>(stopped_past_limit),
       static_cast<long long>(stopped_early), first_over_second_median(), static_cast<long long>(requeued),
       static_cast<long long>(unproven), 1e3 * max_head_start_ms, gpu_seconds, gpu_span_seconds, build_seconds,
-      build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.capture, build_parts.instantiate,
-      queue_seconds, wait_seconds);
+      build_parts.setup, build_parts.memory, build_parts.kernels, build_parts.weights, build_parts.capture,
+      build_parts.instantiate, queue_seconds, wait_seconds);
   return text;
 }
 

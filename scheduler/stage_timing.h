@@ -118,7 +118,8 @@ class HeadStart {
 struct BuildTimes {
   double setup = 0;        // context, streams, events
   double memory = 0;       // memory plan, arena, views
-  double kernels = 0;      // launch units: convolution kernels (from the context's cache), weights
+  double kernels = 0;      // launch units: convolution kernels (from the context's cache)
+  double weights = 0;      // of the launch units' time: weights packed and uploaded (the first time a store sees them)
   double capture = 0;      // workspaces, and issuing the plan into a CUDA graph
   double instantiate = 0;  // cudaGraphInstantiate
   BuildTimes& operator+=(const BuildTimes& o);
