@@ -530,23 +530,6 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
 }
 
-// Rebuilds a recorded engine without tuning: the heuristics list is queried again and the
-// configuration with the recorded name (engine and every knob value) is the only one built. The
-// name, not engine id + knobs, identifies it: the frontend's knob enum has no word for some of the
-// backend's knobs, so a knob map cannot replay every configuration.
-Expected<std::shared_ptr<ConvKernel>> rebuild_graph(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c,
-                                                    size_t workspace_limit) {
-  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, c.fused));
-  RETURN_IF_ERROR(query_candidates(*g, spec.config, workspace_limit));
-  for (int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
-    std::string name;
-    if (g->get_plan_name_at_index(i, name).is_bad() || name != c.name) continue;
-    CHECK_FE(g->build_plan_at_index(handle, i));
-    return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), i, c));
-  }
-  return error(ErrorCode::kNotFound, "the heuristics no longer list engine " + c.name);
-}
-
 // Rebuilds a hand-made configuration (graph-exhaustive tuning) from its engine and the knobs it set.
 Expected<std::shared_ptr<ConvKernel>> rebuild_explored(cudnnHandle_t handle, const ConvSpec& spec,
                                                        const KernelChoice& c, size_t workspace_limit) {
@@ -560,6 +543,27 @@ Expected<std::shared_ptr<ConvKernel>> rebuild_explored(cudnnHandle_t handle, con
   RETURN_ERROR_IF(g->get_plan_name_at_index(0, name).is_bad() || name != c.name, ErrorCode::kNotFound,
                   "engine " + std::to_string(c.engine) + " with the recorded knobs is now " + name + ", not " + c.name);
   return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), 0, c));
+}
+
+// Rebuilds a recorded engine without tuning. First from its engine id and knobs alone, as a hand-made
+// configuration: the heuristics query that this skips took most of a network's build (~1 ms a
+// convolution; NasNet's 0.8-1.0 s, experiments/RESULTS.md, session 32). Where that is not the recorded
+// configuration by name (the frontend's knob enum has no word for some of the backend's knobs, whose
+// defaults then differ) or does not build, the heuristics list is queried again and the configuration
+// with the recorded name is the only one built.
+Expected<std::shared_ptr<ConvKernel>> rebuild_graph(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c,
+                                                    size_t workspace_limit) {
+  if (c.engine >= 0)
+    if (auto direct = rebuild_explored(handle, spec, c, workspace_limit)) return direct;
+  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, c.fused));
+  RETURN_IF_ERROR(query_candidates(*g, spec.config, workspace_limit));
+  for (int64_t i = 0; i < g->get_execution_plan_count(); ++i) {
+    std::string name;
+    if (g->get_plan_name_at_index(i, name).is_bad() || name != c.name) continue;
+    CHECK_FE(g->build_plan_at_index(handle, i));
+    return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), i, c));
+  }
+  return error(ErrorCode::kNotFound, "the heuristics no longer list engine " + c.name);
 }
 
 // ---------------------------------------------------------------------------------------------
