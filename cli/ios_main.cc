@@ -832,15 +832,10 @@ struct ExtraWorkers {
     if (!first) return first.status();
     RETURN_ERROR_IF((*first)->device() != (*devices)[0], ios::ErrorCode::kInvalidArgument,
                     "--devices must list the current device (" + std::to_string((*first)->device()) + ") first");
+    ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ios::rt::Context>> others, other_devices(a, session, *devices));
     for (size_t i = 0; i < devices->size(); ++i) {
-      std::shared_ptr<ios::rt::Context> device_first = i == 0 ? *first : nullptr;
-      if (!device_first) {
-        CHECK_CUDA(cudaSetDevice((*devices)[i]));
-        auto ctx = make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose);
-        if (!ctx) return ctx.status().with_context("device " + std::to_string((*devices)[i]));
-        device_first = *ctx;
-        add_worker(device_first, first_model, a, session, cache);
-      }
+      std::shared_ptr<ios::rt::Context> device_first = i == 0 ? *first : others[i - 1];
+      if (i > 0) add_worker(device_first, first_model, a, session, cache);
       for (int w = 1; w < a.workers_per_gpu; ++w) {
         auto sibling = device_first->sibling();
         if (!sibling) return sibling.status().with_context("device " + std::to_string((*devices)[i]));
@@ -852,6 +847,29 @@ struct ExtraWorkers {
   }
 
  private:
+  // A context on each device after the first, made side by side: made one after another, they added
+  // ~0.3 s each to a search's wall time (4 x H200, experiments/RESULTS.md, session 32).
+  static Expected<std::vector<std::shared_ptr<ios::rt::Context>>> other_devices(const OptimizeArgs& a,
+                                                                                const Session& session,
+                                                                                const std::vector<int>& devices) {
+    std::vector<std::optional<Expected<std::shared_ptr<ios::rt::Context>>>> made(devices.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < devices.size(); ++i)
+      threads.emplace_back([&, i] {
+        const cudaError_t set = cudaSetDevice(devices[i]);
+        made[i].emplace(set != cudaSuccess ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
+                                           : make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
+      });
+    for (std::thread& t : threads) t.join();
+    CHECK_CUDA(cudaSetDevice(devices[0]));
+    std::vector<std::shared_ptr<ios::rt::Context>> out;
+    for (size_t i = 1; i < devices.size(); ++i) {
+      if (!*made[i]) return made[i]->status().with_context("device " + std::to_string(devices[i]));
+      out.push_back(**made[i]);
+    }
+    return out;
+  }
+
   void add_worker(std::shared_ptr<ios::rt::Context> ctx, const ios::rt::MeasuredCostModel& first_model, OptimizeArgs& a,
                   Session& session, ios::sched::StageCache& cache) {
     ios::rt::MeasuredCostModel::Params params;

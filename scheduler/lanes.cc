@@ -101,4 +101,59 @@ Expected<std::vector<double>> spread_network_latencies(const ir::Graph& g, const
   return out;
 }
 
+void LanePool::lend(CostModel* model) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.push_back(model);
+}
+
+std::vector<CostModel*> LanePool::borrow(size_t at_most) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t n = std::min(at_most, idle_.size());
+  std::vector<CostModel*> out(idle_.end() - std::ptrdiff_t(n), idle_.end());
+  idle_.resize(idle_.size() - n);
+  return out;
+}
+
+void LanePool::give_back(const std::vector<CostModel*>& models) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.insert(idle_.end(), models.begin(), models.end());
+}
+
+Expected<std::vector<double>> PoolingModel::spread(
+    size_t n, const std::function<Expected<std::vector<double>>(CostModel&, Chunk)>& fn) {
+  const std::vector<CostModel*> lent = n > 1 ? pool_.borrow(n - 1) : std::vector<CostModel*>{};
+  if (lent.empty()) return fn(own_, Chunk{0, n});
+  std::vector<CostModel*> models{&own_};
+  models.insert(models.end(), lent.begin(), lent.end());
+  const std::vector<Chunk> chunks = chunks_of(n, models.size());
+  std::vector<std::optional<Expected<std::vector<double>>>> answers(chunks.size());
+  std::vector<size_t> asked;
+  for (const Chunk& c : chunks) asked.push_back(c.size());
+  on_threads(chunks.size(), [&](size_t k) { answers[k].emplace(fn(*models[k], chunks[k])); });
+  pool_.give_back(lent);
+  ASSIGN_OR_RETURN(std::vector<std::vector<double>> by_model, answers_of(models, answers, asked, "stages"));
+  std::vector<double> out;
+  for (const std::vector<double>& ms : by_model) out.insert(out.end(), ms.begin(), ms.end());
+  return out;
+}
+
+Expected<std::vector<double>> PoolingModel::stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                               int batch) {
+  return spread(stages.size(), [&](CostModel& m, Chunk c) {
+    return m.stage_latencies_ms(g, {stages.begin() + std::ptrdiff_t(c.begin), stages.begin() + std::ptrdiff_t(c.end)},
+                                batch);
+  });
+}
+
+Expected<std::vector<double>> PoolingModel::limited_stage_latencies_ms(const ir::Graph& g,
+                                                                       const std::vector<Stage>& stages,
+                                                                       const std::vector<double>& limits, int batch) {
+  RETURN_IF_ERROR(check_limits(stages, limits));
+  return spread(stages.size(), [&](CostModel& m, Chunk c) {
+    const auto from = std::ptrdiff_t(c.begin), to = std::ptrdiff_t(c.end);
+    return m.limited_stage_latencies_ms(g, {stages.begin() + from, stages.begin() + to},
+                                        {limits.begin() + from, limits.begin() + to}, batch);
+  });
+}
+
 }  // namespace ios::sched
