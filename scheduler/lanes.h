@@ -4,8 +4,6 @@
 // each model is used by one thread at a time.
 #pragma once
 
-#include <functional>
-#include <mutex>
 #include <vector>
 
 #include "scheduler/cost_model.h"
@@ -35,65 +33,5 @@ Expected<std::vector<double>> spread_segment_latencies(const ir::Graph& g, const
 Expected<std::vector<double>> spread_network_latencies(const ir::Graph& g, const Schedule& s,
                                                        const std::vector<CostModel*>& lanes,
                                                        const std::vector<std::vector<int>>& sets, int batch);
-
-// The cost models of a search's workers that have no part left to solve, lent to those still solving
-// one: at the end of a search on several GPUs the last parts ran on one or two GPUs while the others idled
-// for up to a second (NasNet on 4 x H200, experiments/RESULTS.md, session 32). Thread-safe.
-class LanePool {
- public:
-  void lend(CostModel* model);  // its worker is done: the model stays lent until the pool is gone
-  // Up to `at_most` lent models, each taken until given back.
-  std::vector<CostModel*> borrow(size_t at_most);
-  void give_back(const std::vector<CostModel*>& models);
-
- private:
-  std::mutex mutex_;
-  std::vector<CostModel*> idle_;
-};
-
-// A worker's cost model that times each request of several stages on its own model and the models lent
-// to `pool` meanwhile, a contiguous chunk each (chunks_of), side by side; everything else goes to its own.
-// A request is answered in order, as its own model would answer it (up to measurement noise: the figures
-// of a stage may come from another GPU of the same model, as they do for another worker's parts).
-class PoolingModel : public CostModel {
- public:
-  PoolingModel(CostModel& own, LanePool& pool) : own_(own), pool_(pool) {}
-  std::string name() const override { return own_.name(); }
-  std::string lane() const override { return own_.lane(); }
-  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
-    return own_.stage_latency_ms(g, stage, batch);
-  }
-  Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
-                                                   int batch) override;
-  Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
-                                                           const std::vector<double>& limits, int batch) override;
-  // Screening keeps the screened stages' executors in the model that screened them: not spread.
-  bool screens() const override { return own_.screens(); }
-  Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
-                                                    int batch) override {
-    return own_.screen_latencies_ms(g, stages, batch);
-  }
-  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
-                                                     const std::vector<std::vector<Stage>>& segments,
-                                                     int batch) override {
-    return own_.segment_latencies_ms(g, segments, batch);
-  }
-  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
-                                                     const std::vector<std::vector<int>>& barrier_sets,
-                                                     int batch) override {
-    return own_.network_latencies_ms(g, s, barrier_sets, batch);
-  }
-  std::map<std::string, double> calibration() const override { return own_.calibration(); }
-  Status adopt_calibration(const std::map<std::string, double>& values) override {
-    return own_.adopt_calibration(values);
-  }
-
- private:
-  // fn(model, chunk) over [0, n) on this model and the lent ones; the answers in order.
-  Expected<std::vector<double>> spread(size_t n,
-                                       const std::function<Expected<std::vector<double>>(CostModel&, Chunk)>& fn);
-  CostModel& own_;
-  LanePool& pool_;
-};
 
 }  // namespace ios::sched

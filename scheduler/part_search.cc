@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "common/wall_clock.h"
-#include "scheduler/lanes.h"
 
 namespace ios::sched {
 
@@ -143,15 +142,10 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
       reporter.report(jobs);
     }
   } else {
-    // A worker with no part left lends its model to those still solving one.
-    LanePool pool;
-    std::vector<std::unique_ptr<PoolingModel>> pooling;
-    for (CostModel* m : models) pooling.push_back(std::make_unique<PoolingModel>(*m, pool));
     std::vector<std::thread> workers;
     for (size_t w = 0; w < models.size(); ++w)
       workers.emplace_back([&, w] {
-        while (std::optional<size_t> i = take()) solve(*i, w, *pooling[w]);
-        pool.lend(models[w]);
+        while (std::optional<size_t> i = take()) solve(*i, w, *models[w]);
       });
     size_t seen = 0;
     for (bool all = queue.empty(); !all;) {

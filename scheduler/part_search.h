@@ -3,8 +3,7 @@
 // cells) take that part's solution instead of a search of their own: with the same stage costs the
 // DP's answer is the same (the memory budget is checked on the original, whose earlier values may differ
 // from the copy's). The other parts go to one worker thread per cost model (one per GPU), largest first; which worker
-// solves a part does not change its solution beyond measurement noise. A worker with no part left lends its
-// model to the workers still solving one (sched::PoolingModel), which spread their stage requests over it.
+// solves a part does not change its solution beyond measurement noise.
 #pragma once
 
 #include <functional>

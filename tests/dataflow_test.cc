@@ -416,7 +416,6 @@ class LaneModel : public CostModel {
   std::string name() const override { return "lane"; }
   std::string lane() const override { return lane_; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int batch) override {
-    ++stages_asked;
     return inner_.stage_latency_ms(g, st, batch);
   }
   Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
@@ -436,7 +435,6 @@ class LaneModel : public CostModel {
     return ms;
   }
   std::atomic<int64_t> segments_asked{0};
-  std::atomic<int64_t> stages_asked{0};
   int64_t sets_asked = 0;
   std::vector<std::vector<std::vector<int>>> requests;
   double slower = 1;
@@ -524,31 +522,6 @@ TEST(Lanes, SpreadNetworkLatenciesOnOneLaneIsOneRequestOfEverySet) {
   EXPECT_EQ(gpu0.requests[0], sets);
   for (size_t i = 0; i < sets.size(); ++i) EXPECT_DOUBLE_EQ((*ms)[i], 1.1 * m.network(sets[i]));
   EXPECT_TRUE(spread_network_latencies(g, s, {&gpu0}, {}, 1)->empty());
-}
-
-TEST(Lanes, APoolingModelSpreadsARequestOverTheModelsLentToItAndGivesThemBack) {
-  const ir::Graph g = testing::inception_block();
-  TableCostModel table([](const ir::Graph&, const Stage& st) { return double(st.groups[0][0]); });
-  LaneModel own(table, "cuda:0"), lent(table, "cuda:1");
-  LanePool pool;
-  PoolingModel pooling(own, pool);
-  std::vector<Stage> stages;
-  for (ir::NodeId id = 1; id <= 5; ++id) stages.push_back(Stage{StageKind::kConcurrent, {{id}}});
-  auto alone = pooling.stage_latencies_ms(g, stages, 1);
-  ASSERT_TRUE(alone);
-  EXPECT_EQ(own.stages_asked, 5);
-  pool.lend(&lent);
-  auto spread = pooling.limited_stage_latencies_ms(g, stages, std::vector<double>(5, 1e9), 1);
-  ASSERT_TRUE(spread) << spread.status().to_string();
-  EXPECT_EQ(*spread, *alone) << "answered in order, as its own model answers";
-  EXPECT_EQ(own.stages_asked, 5 + 3);
-  EXPECT_EQ(lent.stages_asked, 2);
-  EXPECT_EQ(pool.borrow(4), std::vector<CostModel*>{&lent}) << "given back after the request";
-  // One stage is not spread; a request with the wrong number of limits is an error.
-  pool.lend(&lent);
-  ASSERT_TRUE(pooling.stage_latencies_ms(g, {stages[0]}, 1));
-  EXPECT_EQ(lent.stages_asked, 2);
-  EXPECT_FALSE(pooling.limited_stage_latencies_ms(g, stages, {1.0}, 1));
 }
 
 TEST(Dataflow, RefineBarriersIgnoresGainsUnderTheThreshold) {
