@@ -847,8 +847,8 @@ struct ExtraWorkers {
   }
 
  private:
-  // A context on each device after the first, made side by side: made one after another, they added
-  // ~0.3 s each to a search's wall time (4 x H200, experiments/RESULTS.md, session 32).
+  // A context on each device after the first, made side by side: made one after another, three of them
+  // added 0.3-0.4 s more to a search's wall time (4 x H200, experiments/RESULTS.md, session 32).
   static Expected<std::vector<std::shared_ptr<ios::rt::Context>>> other_devices(const OptimizeArgs& a,
                                                                                 const Session& session,
                                                                                 const std::vector<int>& devices) {
