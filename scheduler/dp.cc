@@ -6,8 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "scheduler/merge.h"
 
@@ -309,7 +307,7 @@ class PartDp {
   struct Enumeration {
     const std::vector<std::vector<Mask>>& options;  // per chain, its closures
     std::vector<std::vector<Mask>> groups_at;       // per chain, the groups after choosing there (reused)
-    std::unordered_set<Mask, MaskHash> seen;
+    MaskMap<uint8_t> seen;                          // the endings already out (the value is unused)
     std::vector<std::pair<Mask, bool>>& out;
   };
 
@@ -322,7 +320,7 @@ class PartDp {
       if (groups.empty() || static_cast<int>(groups.size()) > options_.s) return;
       Mask t = 0;
       for (Mask gm : groups) t |= gm;
-      if (e.seen.insert(t).second) e.out.emplace_back(t, false);
+      if (e.seen.emplace(t, 1).second) e.out.emplace_back(t, false);
       return;
     }
     enumerate(e, chain + 1, groups);
