@@ -487,17 +487,10 @@ Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
   return Status::ok();
 }
 
-// The measured cost model's calibration time (rt::MeasuredCostModel::CalibrationTime), none without it.
-struct CalibrationTime {
-  double seconds = 0;
-  std::vector<double> slot_seconds;
-  double network_build_seconds = 0;
-  ios::sched::BuildTimes network_build_parts;
-};
-
 // Where the search's time went: the policy (with several DP workers, their load), the measured cost model's
 // calibration (inside the policy's time; the other workers wait for it), dataflow barriers, final estimate.
-void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, const CalibrationTime& calibration) {
+void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r,
+                       const ios::sched::CalibrationTime& calibration) {
   const size_t workers = a.options.extra_models.size() + 1;
   const ios::sched::WorkerLoad load = ios::sched::worker_load(r.timeline, workers);
   std::string parts;
@@ -506,12 +499,12 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, con
   const std::vector<double>& slots = calibration.slot_seconds;
   if (calibration.seconds > 0) {
     char text[256];
-    const ios::sched::BuildTimes& parts = calibration.network_build_parts;
+    const ios::sched::BuildTimes& built = calibration.network_build.parts;
     std::snprintf(text, sizeof text,
                   ", of it %.2f s calibrating the cost model (%.2f s building the network: kernels %.2f, weights "
                   "%.2f, capture %.2f, instantiate %.2f",
-                  calibration.seconds, calibration.network_build_seconds, parts.kernels, parts.weights, parts.capture,
-                  parts.instantiate);
+                  calibration.seconds, calibration.network_build.seconds, built.kernels, built.weights, built.capture,
+                  built.instantiate);
     calibrating = text;
     if (slots.size() > 1) {  // the network with some ops, then more ops, slots shared by the workers
       std::snprintf(text, sizeof text, "; it and its ops done after %.2f s, the last of %zu slots after %.2f s",
@@ -528,14 +521,14 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r, con
   a.report.json["search_time"] = {{"policy_seconds", r.policy_seconds},
                                   {"calibration_seconds", calibration.seconds},
                                   {"calibration_slot_seconds", calibration.slot_seconds},
-                                  {"calibration_network_build_seconds", calibration.network_build_seconds},
+                                  {"calibration_network_build_seconds", calibration.network_build.seconds},
                                   {"calibration_network_build_parts",
-                                   {{"setup", calibration.network_build_parts.setup},
-                                    {"memory", calibration.network_build_parts.memory},
-                                    {"kernels", calibration.network_build_parts.kernels},
-                                    {"weights", calibration.network_build_parts.weights},
-                                    {"capture", calibration.network_build_parts.capture},
-                                    {"instantiate", calibration.network_build_parts.instantiate}}},
+                                   {{"setup", calibration.network_build.parts.setup},
+                                    {"memory", calibration.network_build.parts.memory},
+                                    {"kernels", calibration.network_build.parts.kernels},
+                                    {"weights", calibration.network_build.parts.weights},
+                                    {"capture", calibration.network_build.parts.capture},
+                                    {"instantiate", calibration.network_build.parts.instantiate}}},
                                   {"barrier_seconds", r.barrier_seconds},
                                   {"estimate_seconds", r.estimate_seconds},
                                   {"worker_busy_seconds", load.busy_s},
@@ -947,12 +940,9 @@ int cmd_optimize(OptimizeArgs& a) {
   memory_options.config = session->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
-  CalibrationTime calibration;
+  ios::sched::CalibrationTime calibration;
 #ifdef IOS_WITH_RUNTIME
-  if (measured) {
-    const auto t = measured->calibration_time();
-    calibration = CalibrationTime{t.seconds, t.slot_seconds, t.network_build.seconds, t.network_build.parts};
-  }
+  if (measured) calibration = measured->calibration_time();
 #endif
   print_optimize(a, *g, *policy, *result, cache, *plan, *memory);
   print_search_time(a, *result, calibration);

@@ -62,7 +62,7 @@ Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch
     }
     job.taken[*slot] = true;
     lock.unlock();
-    NetworkBuild network_build;
+    sched::NetworkBuild network_build;
     const Expected<ShareCalibration> figures = time_ops(g, job.ops[*slot], batch, boundary, *slot == 0, network_build);
     lock.lock();
     if (*slot == 0) job.network_build = network_build;
@@ -121,7 +121,8 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
 Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const ir::Graph& g,
                                                                           const std::vector<sched::Stage>& stages,
                                                                           int batch, TimingLane::Boundary boundary,
-                                                                          bool networks, NetworkBuild& network_build) {
+                                                                          bool networks,
+                                                                          sched::NetworkBuild& network_build) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
   std::vector<Pending> ops;
   for (const sched::Stage& stage : stages) ops.push_back(Pending{sched::compile_stages({stage}), nullptr, {}});
@@ -190,9 +191,9 @@ std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*
 
 }  // namespace
 
-MeasuredCostModel::CalibrationTime MeasuredCostModel::calibration_time() const {
+sched::CalibrationTime MeasuredCostModel::calibration_time() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  return CalibrationTime{calibration_->seconds, calibration_->slot_seconds, calibration_->network_build};
+  return sched::CalibrationTime{calibration_->seconds, calibration_->slot_seconds, calibration_->network_build};
 }
 
 std::map<std::string, double> MeasuredCostModel::calibration() const {

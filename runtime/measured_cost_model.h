@@ -109,20 +109,8 @@ class MeasuredCostModel : public sched::CostModel {
   // "bB|ops_cold_ms", "bB|network_ms", "bB|prefetched_network_ms". Adopting checks ranges and replaces what this search
   // measured.
   std::map<std::string, double> calibration() const override;
-  // What building the whole schedule's executors for the share calibration took: wall seconds, and the
-  // executors' own parts.
-  struct NetworkBuild {
-    double seconds = 0;
-    sched::BuildTimes parts;
-  };
-  struct CalibrationTime {
-    double seconds = 0;  // this search's, shared with its workers; 0 when adopted
-    // The last share calibration's, by slot (CalibrationJob: the one with the network first): when each was
-    // done, from the calibration's start.
-    std::vector<double> slot_seconds;
-    NetworkBuild network_build;  // slot 0's
-  };
-  CalibrationTime calibration_time() const;
+  // This search's calibration time (its slots: CalibrationJob, the one with the network first).
+  sched::CalibrationTime calibration_time() const;
   Status adopt_calibration(const std::map<std::string, double>& values) override;
 
  private:
@@ -143,7 +131,7 @@ class MeasuredCostModel : public sched::CostModel {
     Status failure = Status::ok();
     WallClock::time_point start = WallClock::now();
     std::vector<double> slot_seconds;  // by slot: from the job's start to the slot's end
-    NetworkBuild network_build;
+    sched::NetworkBuild network_build;
     std::optional<size_t> pick() const;  // the next slot left, if any
   };
   // Slots per worker when a search has several: small enough that the workers finish together.
@@ -157,7 +145,7 @@ class MeasuredCostModel : public sched::CostModel {
     std::map<int, Status> failed;        // by batch: a calibration's error, given to every worker that asks
     double seconds = 0;                  // wall time measuring them (the other workers wait)
     std::vector<double> slot_seconds;    // the last share calibration's (CalibrationJob::slot_seconds)
-    NetworkBuild network_build;          // and its CalibrationJob::network_build
+    sched::NetworkBuild network_build;   // and its CalibrationJob::network_build
     // The search's workers (on any GPU) alive, counted by their constructors and destructors: a calibration
     // is dealt into kCalibrationChunksPerWorker slots per worker.
     size_t workers = 0;
@@ -178,7 +166,7 @@ class MeasuredCostModel : public sched::CostModel {
   // with `networks`, the whole schedule too (ShareCalibration::network_ms and prefetched_network_ms).
   // `network_build`: what building the whole schedule's executors took.
   Expected<ShareCalibration> time_ops(const ir::Graph& g, const std::vector<sched::Stage>& ops, int batch,
-                                      TimingLane::Boundary boundary, bool networks, NetworkBuild& network_build);
+                                      TimingLane::Boundary boundary, bool networks, sched::NetworkBuild& network_build);
   // Executors on this model's context and store, built for timing only (their arena is not zeroed).
   ExecutorOptions executor_options(int batch) const;
   struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds

@@ -125,6 +125,22 @@ struct BuildTimes {
   BuildTimes& operator+=(const BuildTimes& o);
 };
 
+// What building the whole schedule's executors took for the measured cost model's share calibration: wall
+// seconds (the plan compiled too), and the executors' own parts.
+struct NetworkBuild {
+  double seconds = 0;
+  BuildTimes parts;
+};
+
+// The measured cost model's calibration time (rt::MeasuredCostModel::calibration_time); all 0 for others.
+struct CalibrationTime {
+  double seconds = 0;  // the search's, shared with its workers (they wait for it); 0 when adopted from a file
+  // The last share calibration's, by slot (the first also times the network): when each was done, from the
+  // calibration's start.
+  std::vector<double> slot_seconds;
+  NetworkBuild network_build;  // the first slot's
+};
+
 // What timing a whole search's stages cost and how noisy they were.
 struct StageTimingStats {
   int64_t stages = 0, rounds = 0, replays = 0;
