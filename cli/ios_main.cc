@@ -215,8 +215,7 @@ int cmd_show(const Graph& g, const std::string& dot_file, const std::string& sch
 #ifdef IOS_WITH_RUNTIME
 // One context per process: streams, handles and the convolution kernels (tuned once, persisted).
 Expected<std::shared_ptr<ios::rt::Context>> make_context(const ios::ExecConfig& config, const std::string& engine,
-                                                         const std::string& kernel_cache, bool verbose,
-                                                         int build_threads) {
+                                                         const std::string& kernel_cache, bool verbose) {
   auto e = ios::rt::parse_conv_engine(engine);
   if (!e) return e.status();
   ios::rt::ContextOptions co;
@@ -225,7 +224,6 @@ Expected<std::shared_ptr<ios::rt::Context>> make_context(const ios::ExecConfig& 
   co.conv_engine = *e;
   co.kernel_cache_path = kernel_cache == "none" ? "" : kernel_cache;
   co.verbose = verbose;
-  co.build_threads = build_threads;
   return ios::rt::Context::create(co);
 }
 #endif
@@ -274,7 +272,6 @@ struct OptimizeArgs {
   std::string concat_writes = "in-place";
   std::string conv_engine = "auto";
   std::string kernel_cache;
-  int kernel_build_threads = 8;  // rt::ContextOptions::build_threads
   bool verbose = false;
   std::string out;
   std::string stage_cache;
@@ -327,10 +324,6 @@ struct OptimizeArgs {
     kernel_cache = default_kernel_cache();
     cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")
         ->capture_default_str();
-    cmd->add_option("--kernel-build-threads", kernel_build_threads,
-                    "threads per GPU rebuilding the kernel cache file's engines side by side (1: one at a time)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 64));
     cmd->add_flag("--verbose", verbose, "report each convolution's engine and every fallback");
     cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
     cmd->add_option_function<std::string>(
@@ -449,7 +442,7 @@ struct Session {
 
   ContextPtr context() {
 #ifdef IOS_WITH_RUNTIME
-    if (!context_) context_ = make_context(config, args->conv_engine, args->kernel_cache, args->verbose, args->kernel_build_threads);
+    if (!context_) context_ = make_context(config, args->conv_engine, args->kernel_cache, args->verbose);
     return *context_;
 #else
     return ios::error(ios::ErrorCode::kUnavailable, "this build has no GPU runtime");
@@ -858,7 +851,7 @@ struct ExtraWorkers {
       threads.emplace_back([&, i] {
         const cudaError_t set = cudaSetDevice(devices[i]);
         made[i].emplace(set != cudaSuccess ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
-                                           : make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose, a.kernel_build_threads));
+                                           : make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
       });
     for (std::thread& t : threads) t.join();
     CHECK_CUDA(cudaSetDevice(devices[0]));
@@ -1023,9 +1016,9 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
   std::fprintf(
       report.text(),
       "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | %s, from the kernel cache file %d (%d "
-      "rebuilt side by side, %d tuned again, kept from the file) | concat inputs written in place %d, copied %d | sums fused into convolutions "
+      "tuned again, kept from the file) | concat inputs written in place %d, copied %d | sums fused into convolutions "
       "%d (%d in the cuDNN graph)\n",
-      r.convs, r.fused, r.legacy, tuning_text(k).c_str(), k.from_file, k.prebuilt, k.retuned, r.concat_inputs_in_place,
+      r.convs, r.fused, r.legacy, tuning_text(k).c_str(), k.from_file, k.retuned, r.concat_inputs_in_place,
       r.concat_inputs_copied, r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines)
@@ -1242,7 +1235,6 @@ Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios:
                   {"engines_tuned", ctx.kernel_stats().tuned},
                   {"engines_from_cache_file", ctx.kernel_stats().from_file},
                   {"engines_from_cache_file_tuned_again", ctx.kernel_stats().retuned},
-                  {"engines_from_cache_file_rebuilt_side_by_side", ctx.kernel_stats().prebuilt},
                   {"tuning", tuning_json(ctx.kernel_stats())},
                   {"concat_inputs_in_place", k.concat_inputs_in_place},
                   {"concat_inputs_copied", k.concat_inputs_copied},

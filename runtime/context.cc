@@ -3,9 +3,7 @@
 #include <cudnn_frontend_version.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <thread>
 #include <vector>
 
 #include "common/wall_clock.h"
@@ -197,51 +195,13 @@ Status Context::flush_l2(cudaStream_t stream) {
   return Status::ok();
 }
 
-std::string Context::cache_key(const ConvSpec& spec) const {
-  return spec.key() + "|" + conv_engine_name(options_.conv_engine);
-}
-
-Status Context::prebuild(const std::vector<ConvSpec>& specs) {
-  if (options_.build_threads < 2) return Status::ok();
-  std::lock_guard<std::mutex> lock(kernels_mutex_);
-  std::vector<std::pair<ConvSpec, KernelChoice>> todo;
-  std::unordered_map<ConvSpec, bool, ConvSpecHash, SameConvKey> listed;
-  for (const ConvSpec& spec : specs) {
-    if (kernels_.count(spec) || prebuilt_.count(spec) || !listed.emplace(spec, true).second) continue;
-    const std::optional<KernelChoice> cached = cache_->find(cache_key(spec));
-    if (cached && (cached->backend == kGraphBackend || cached->backend == kExploredBackend))
-      todo.emplace_back(spec, *cached);
-  }
-  if (todo.size() < 2) return Status::ok();  // one is built as fast where it is asked for
-  const size_t threads = std::min(todo.size(), size_t(options_.build_threads));
-  CHECK_CUDA(cudaSetDevice(device_));
-  while (builder_handles_.size() < threads) {
-    ASSIGN_OR_RETURN(CudnnHandle h, make_cudnn());
-    builder_handles_.push_back(std::move(h));
-  }
-  std::vector<std::shared_ptr<ConvKernel>> built(todo.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      if (cudaSetDevice(device_) != cudaSuccess) return;  // its kernels are then built where asked for
-      for (size_t i = next++; i < todo.size(); i = next++)
-        if (auto k = rebuild_conv_kernel(builder_handles_[t], todo[i].first, todo[i].second, options_.workspace_limit))
-          built[i] = std::move(*k);
-    });
-  for (std::thread& t : pool) t.join();
-  for (size_t i = 0; i < todo.size(); ++i)
-    if (built[i]) prebuilt_.emplace(todo[i].first, std::move(built[i]));
-  return Status::ok();
-}
-
 Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
   std::lock_guard<std::mutex> lock(kernels_mutex_);
   if (auto it = kernels_.find(spec); it != kernels_.end()) {
     ++stats_.reused;
     return it->second;
   }
-  const std::string key = cache_key(spec);
+  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
   ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lane, take_lane());
   if (!warmed_) {  // tuning on a GPU still at idle clocks would rank engines by noise
@@ -258,17 +218,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   bo.verbose = options_.verbose;
   bo.stats = &stats_.tuning;
   const auto begin = WallClock::now();
-  std::shared_ptr<ConvKernel> k;
-  if (auto it = prebuilt_.find(spec); it != prebuilt_.end()) {
-    k = std::move(it->second);
-    prebuilt_.erase(it);
-    ++stats_.prebuilt;
-    if (options_.verbose)
-      std::fprintf(stderr, "[conv] %s <- %s (kernel cache, rebuilt side by side)\n", spec.key().c_str(),
-                   k->choice().name.c_str());
-  } else {
-    ASSIGN_OR_RETURN(k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
-  }
+  ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
   const KernelChoice& c = k->choice();
   const bool from_file = cached && *cached == c;
   if (!from_file && c.backend != kElementwiseBackend) stats_.tuning.seconds += seconds_since(begin);

@@ -27,9 +27,6 @@ struct ContextOptions {
   std::string kernel_cache_path;               // empty: choices are kept for this process only
   bool verbose = false;                        // report engine choices and fallbacks on stderr
   size_t workspace_limit = size_t{256} << 20;  // per convolution engine
-  // Threads that rebuild the kernel cache file's choices side by side (Context::prebuild); 1: one at a time,
-  // each as a convolution is first asked for.
-  int build_threads = 8;
 };
 
 // The stream every stage timing on one GPU goes to, shared by the search workers on that GPU (sibling
@@ -68,7 +65,6 @@ class TimingLane {
 struct KernelStats {
   int tuned = 0;       // convolutions autotuned in this process
   int from_file = 0;   // built from the kernel cache file's choice
-  int prebuilt = 0;    // of from_file: rebuilt side by side (Context::prebuild)
   int retuned = 0;     // of from_file: tuned once more, the result discarded (Context::conv_kernel says why)
   int reused = 0;      // already built by this context
   int fused = 0;       // of tuned + from_file: bias/activation inside the engine
@@ -95,12 +91,6 @@ class Context {
   // The convolution kernel for `spec`: built once per context; tuned on `buffers` unless the cache
   // file has a choice for it.
   Expected<std::shared_ptr<ConvKernel>> conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers);
-  // Rebuilds, side by side on up to options().build_threads threads, the kernels of `specs` that the cache
-  // file has a choice for and this context has not built; conv_kernel then takes them as built (and still
-  // runs each once before use). An executor asks for its convolutions' kernels this way: a network's come
-  // from the file one plan build after another, ~3 ms each (NasNet fp32: 0.4 s on the H100), on every GPU
-  // of a search. A kernel that does not rebuild here is left to conv_kernel, which says why.
-  Status prebuild(const std::vector<ConvSpec>& specs);
   Status save_kernel_cache() const;
 
   const ContextOptions& options() const { return options_; }
@@ -118,7 +108,6 @@ class Context {
   Context(const ContextOptions& o, std::shared_ptr<KernelCache> cache) : options_(o), cache_(std::move(cache)) {}
   // Holds `lane_` with nothing left running on it: GPU work of this context will not overlap timed replays.
   Expected<std::unique_lock<std::mutex>> take_lane();
-  std::string cache_key(const ConvSpec& spec) const;
   ContextOptions options_;
   int device_ = 0;
   std::shared_ptr<KernelCache> cache_;
@@ -126,10 +115,6 @@ class Context {
   std::string cache_warning_;
   mutable std::mutex kernels_mutex_;
   std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> kernels_;
-  // Rebuilt by prebuild, not yet asked for (conv_kernel moves them to kernels_), and the handles they were
-  // built with: kept for the context's life, as a plan may refer to its handle.
-  std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> prebuilt_;
-  std::vector<CudnnHandle> builder_handles_;
   KernelStats stats_;
   bool warmed_ = false;
   bool tuned_once_ = false;  // a convolution was tuned (see conv_kernel)

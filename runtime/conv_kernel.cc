@@ -847,14 +847,6 @@ class ChannelAffineKernel : public ConvKernel {
 
 }  // namespace
 
-Expected<std::shared_ptr<ConvKernel>> rebuild_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
-                                                          const KernelChoice& cached, size_t workspace_limit) {
-  RETURN_ERROR_IF(is_channel_affine(spec), ErrorCode::kNotFound, spec.key() + " runs no cuDNN engine");
-  if (cached.backend == kGraphBackend) return rebuild_graph(handle, spec, cached, workspace_limit);
-  if (cached.backend == kExploredBackend) return rebuild_explored(handle, spec, cached, workspace_limit);
-  return error(ErrorCode::kNotFound, "backend " + cached.backend + " is not rebuilt from a choice alone");
-}
-
 Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
                                                         const ConvBuffers& b, void* workspace,
                                                         const std::optional<KernelChoice>& cached,
@@ -862,7 +854,8 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
   if (is_channel_affine(spec)) return std::shared_ptr<ConvKernel>(new ChannelAffineKernel(spec));
   if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
   if (cached && (cached->backend == kGraphBackend || cached->backend == kExploredBackend)) {
-    auto k = rebuild_conv_kernel(handle, spec, *cached, o.workspace_limit);
+    auto k = cached->backend == kGraphBackend ? rebuild_graph(handle, spec, *cached, o.workspace_limit)
+                                              : rebuild_explored(handle, spec, *cached, o.workspace_limit);
     if (k) {
       say(o, spec.key() + " <- " + cached->name + " (kernel cache, " + std::to_string(cached->ms) + " ms when tuned)");
       return k;

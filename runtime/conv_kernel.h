@@ -134,12 +134,6 @@ struct ConvBuildOptions {
   TuningStats* stats = nullptr;  // when given, tuning adds what it cost
 };
 
-// Rebuilds a kernel cache file's graph-API choice for `spec`: no tuning and nothing queued on the GPU, so
-// any thread may build with a cuDNN handle of its own on the kernel's device (Context::prebuild).
-// kNotFound where `cached` is not such a choice or no longer builds as recorded.
-Expected<std::shared_ptr<ConvKernel>> rebuild_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
-                                                          const KernelChoice& cached, size_t workspace_limit);
-
 // Builds the kernel for `spec`: from `cached` when given (no tuning), else by autotuning on `b`
 // (which it may overwrite). `workspace` must hold options.workspace_limit bytes.
 Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,

@@ -401,34 +401,10 @@ struct Executor::Impl {
       RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
       units.push_back(std::move(u));
     }
-    RETURN_IF_ERROR(resolve_convs());
     if (opt.chaos) {
       const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
       ASSIGN_OR_RETURN(chaos_cycles, device_alloc(bytes));
       CHECK_CUDA(cudaMemsetAsync(chaos_cycles.get(), 0, bytes, stream(0)));
-    }
-    return Status::ok();
-  }
-
-  // A convolution whose kernel build_conv asked for: filled in once every unit is built, so that the
-  // context rebuilds the kernels it has choices for side by side (Context::prebuild).
-  struct ConvRequest {
-    size_t unit = 0, step = 0;
-    ConvSpec spec;
-    ConvBuffers buffers;
-    int stream_index = 0;
-  };
-  std::vector<ConvRequest> conv_requests;
-
-  Status resolve_convs() {
-    std::vector<ConvSpec> specs;
-    for (const ConvRequest& r : conv_requests) specs.push_back(r.spec);
-    RETURN_IF_ERROR(ctx->prebuild(specs));
-    for (const ConvRequest& r : conv_requests) {
-      StepPlan& st = units[r.unit].steps[r.step];
-      ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(r.spec, r.buffers));
-      stream_workspace[size_t(r.stream_index)] =
-          std::max(stream_workspace[size_t(r.stream_index)], st.conv->workspace_bytes());
     }
     return Status::ok();
   }
@@ -639,7 +615,9 @@ struct Executor::Impl {
       spec.z_align = pointer_alignment(data(*st.residual));
     }
     const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst), st.residual ? data(*st.residual) : nullptr};
-    conv_requests.push_back(ConvRequest{units.size(), size_t(step), spec, b, stream_index});
+    ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
+    stream_workspace[size_t(stream_index)] =
+        std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());
     return Status::ok();
   }
 

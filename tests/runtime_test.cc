@@ -303,42 +303,10 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
     EXPECT_LE(std::stod(m[8]), std::stod(m[7]) + 0.1);
     EXPECT_GE(std::stoi(m[4]), std::stoi(m[1]) + std::stoi(m[5]));
     // A file-only process tunes its first convolution once more and keeps the file's engine.
-    EXPECT_NE(second.find(", 1 tuned again, kept from the file)"), std::string::npos) << second;
+    EXPECT_NE(second.find("(1 tuned again, kept from the file)"), std::string::npos) << second;
     EXPECT_FALSE(engine_lines(first).empty());
     EXPECT_EQ(engine_lines(first), engine_lines(second));
     EXPECT_NE(second.find("PASS"), std::string::npos);
-  }
-}
-
-// The number in "from the kernel cache file N (M rebuilt side by side" for `what` (N or M), -1 if absent.
-int from_file_count(const std::string& out, int what) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex(R"(from the kernel cache file (\d+) \((\d+) rebuilt side by side)")))
-    return -1;
-  return std::stoi(m[size_t(what)]);
-}
-
-TEST(GpuKernelCache, EnginesRebuiltSideBySideAreTheFilesOwnAndPassTheCheck) {
-  SKIP_WITHOUT_GPU();
-  for (const char* flags : {"--precision fp16", "--precision tf32", "--precision fp32 --conv-engine graph-exhaustive"}) {
-    const std::string file = ::testing::TempDir() + "/ios_kernel_cache_threads.json";
-    std::filesystem::remove(file);
-    const std::string args = std::string("run --model squeezenet --opt sequential --iters 5 --warmup 1 ") + flags +
-                             " --verbose --check --kernel-cache " + file;
-    const std::string tuned = run_ios(args);
-    const std::string in_turn = run_ios(args + " --kernel-build-threads 1");
-    const std::string side_by_side = run_ios(args + " --kernel-build-threads 4");
-    std::printf("%s\n%s\n", in_turn.c_str(), side_by_side.c_str());
-    EXPECT_EQ(from_file_count(in_turn, 2), 0) << in_turn;
-    // The network's executor asks for every kernel at once: each engine from the file is rebuilt by the threads.
-    EXPECT_GT(from_file_count(side_by_side, 1), 1) << side_by_side;
-    EXPECT_EQ(from_file_count(side_by_side, 2), from_file_count(side_by_side, 1)) << side_by_side;
-    EXPECT_EQ(from_file_count(side_by_side, 1), from_file_count(in_turn, 1));
-    EXPECT_FALSE(engine_lines(tuned).empty());
-    EXPECT_EQ(engine_lines(side_by_side), engine_lines(tuned));
-    EXPECT_EQ(engine_lines(in_turn), engine_lines(tuned));
-    EXPECT_NE(in_turn.find("PASS"), std::string::npos);
-    EXPECT_NE(side_by_side.find("PASS"), std::string::npos);
   }
 }
 
