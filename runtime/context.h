@@ -70,6 +70,7 @@ struct KernelStats {
   int fused = 0;       // of tuned + from_file: bias/activation inside the engine
   int legacy = 0;      // of tuned + from_file: on the legacy API
   TuningStats tuning;  // over tuned and retuned
+  double clock_warm_up_seconds = 0;  // bringing the SM clock to its top before the first kernel (bring_up_clocks)
 };
 
 class Context {
@@ -126,6 +127,13 @@ class Context {
   size_t l2_flush_bytes_ = 0;
   std::vector<size_t> workspace_size_;
 };
+
+// Brings the current device's SM clock to its top before anything is tuned or timed (tuning at idle clocks
+// ranks engines by noise): spins of 2 ms (in cycles at the top clock, so slower while the clock is lower)
+// queued back to back on `s` and each timed, until one runs within 5 % of 2 ms, or for 300 ms (a GPU held
+// below its top clock never gets there). Returns the seconds it took. A fixed 300 ms spin did this before,
+// in every context's first convolution: on every GPU of a search, and in every `ios run`.
+Expected<double> bring_up_clocks(cudaStream_t s);
 
 // "NVIDIA H100 80GB HBM3|132 SMs|driver 13000|cuDNN 91900|frontend 13200": what the kernel cache is keyed by.
 std::string kernel_environment();

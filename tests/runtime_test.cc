@@ -431,6 +431,28 @@ TEST(GpuRuntime, ALeadKernelAddsOneNodeAndChangesNoOutput) {
   }
 }
 
+// After a second of idling the clocks are brought up again: a 2 ms spin (cycles at the top clock) then runs
+// in 2 ms, unless the GPU never got there and the bring-up gave up at 300 ms.
+TEST(GpuRuntime, BringingUpTheClocksLeavesASpinRunningAtTheTopClock) {
+  SKIP_WITHOUT_GPU();
+  auto s = make_stream();
+  ASSERT_TRUE(s);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const Expected<double> seconds = bring_up_clocks(*s);
+  ASSERT_TRUE(seconds) << seconds.status().to_string();
+  EXPECT_LE(*seconds, 0.35);
+  auto begin = make_event(true), end = make_event(true);
+  ASSERT_TRUE(begin && end);
+  ASSERT_EQ(cudaEventRecord(*begin, *s), cudaSuccess);
+  launch_spin(2.0, *s);
+  ASSERT_EQ(cudaEventRecord(*end, *s), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(*end), cudaSuccess);
+  float ms = 0;
+  ASSERT_EQ(cudaEventElapsedTime(&ms, *begin, *end), cudaSuccess);
+  std::printf("[clocks] brought up in %.1f ms; a 2 ms spin then ran %.3f ms\n", *seconds * 1e3, ms);
+  if (*seconds < 0.3) EXPECT_LE(ms, 2.1);
+}
+
 // Two kernel nodes joined by a programmatic (PDL) edge, as stream capture makes of cuDNN's launches:
 // the edge becomes one full dependency, the graph still runs, and a second pass finds nothing to change.
 TEST(GpuRuntime, ProgrammaticEdgesOfAGraphBecomeFullDependencies) {
