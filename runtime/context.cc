@@ -150,10 +150,7 @@ Expected<std::shared_ptr<Context>> Context::sibling() const {
   std::shared_ptr<Context> c(new Context(options_, cache_));
   c->device_ = device_;
   c->lane_ = lane_;
-  {
-    std::lock_guard<std::mutex> lock(kernels_mutex_);
-    c->warmed_ = warmed_;
-  }
+  c->kernels_ = kernels_;
   RETURN_IF_ERROR(c->ensure_streams(1));
   return c;
 }
@@ -227,18 +224,18 @@ Status Context::flush_l2(cudaStream_t stream) {
 }
 
 Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
-  std::lock_guard<std::mutex> lock(kernels_mutex_);
-  if (auto it = kernels_.find(spec); it != kernels_.end()) {
+  std::lock_guard<std::mutex> lock(kernels_->mutex);
+  if (auto it = kernels_->by_spec.find(spec); it != kernels_->by_spec.end()) {
     ++stats_.reused;
     return it->second;
   }
   const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
   ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lane, take_lane());
-  if (!warmed_) {
+  if (!kernels_->warmed) {
     ASSIGN_OR_RETURN(const double seconds, bring_up_clocks(stream(0)));
     stats_.clock_warm_up_seconds += seconds;
-    warmed_ = true;
+    kernels_->warmed = true;
   }
   const std::optional<KernelChoice> cached = cache_->find(key);
   ASSIGN_OR_RETURN(void* ws, workspace(0, options_.workspace_limit));
@@ -257,14 +254,14 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   // the process, its result discarded, restored the speed of all. More runs of the cached kernels, 5 s
   // of warm-up, shifted addresses and building every candidate plan did not. The cause is in cuDNN or
   // the driver; the cure is one tuning per context.
-  if (from_file && !tuned_once_) {
+  if (from_file && !kernels_->tuned_once) {
     const auto retune = WallClock::now();
     ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> discarded,
                      build_conv_kernel(cudnn(0), spec, buffers, ws, std::nullopt, bo));
     stats_.tuning.seconds += seconds_since(retune);
     ++stats_.retuned;
   }
-  tuned_once_ = tuned_once_ || c.backend != kElementwiseBackend;
+  kernels_->tuned_once = kernels_->tuned_once || c.backend != kElementwiseBackend;
   // A kernel rebuilt from the cache file has never run: run it once before any CUDA graph captures it.
   // Captured unrun, the same cuDNN kernel ran up to 3x slower in every replay (NasNet, fp32, H100: 8.7
   // vs 7.6 ms end to end; tuning one convolution with that kernel in the process restored all of them).
@@ -275,7 +272,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
   if (tuned_engine && !from_file) cache_->put(key, c);
-  kernels_.emplace(spec, k);
+  kernels_->by_spec.emplace(spec, k);
   return k;
 }
 

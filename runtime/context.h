@@ -77,7 +77,7 @@ class Context {
  public:
   static Expected<std::shared_ptr<Context>> create(const ContextOptions& options);
   // Another context on this one's device with its options, streams and handles of its own, sharing its
-  // kernel choices and timing lane: one more search worker on the same GPU.
+  // kernel choices, built kernels and timing lane: one more search worker on the same GPU.
   Expected<std::shared_ptr<Context>> sibling() const;
   ~Context();  // writes new kernel choices to the cache file (a failure is reported on stderr)
 
@@ -114,11 +114,16 @@ class Context {
   std::shared_ptr<KernelCache> cache_;
   std::shared_ptr<TimingLane> lane_;
   std::string cache_warning_;
-  mutable std::mutex kernels_mutex_;
-  std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> kernels_;
-  KernelStats stats_;
-  bool warmed_ = false;
-  bool tuned_once_ = false;  // a convolution was tuned (see conv_kernel)
+  // The kernels built on this device, shared with the context's siblings: a kernel runs with any handle of
+  // its device, and each sibling building its own built a network's kernels once per worker.
+  struct Kernels {
+    std::mutex mutex;
+    std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> by_spec;
+    bool warmed = false;      // the clocks were brought up (bring_up_clocks)
+    bool tuned_once = false;  // a convolution was tuned (see conv_kernel)
+  };
+  std::shared_ptr<Kernels> kernels_ = std::make_shared<Kernels>();
+  KernelStats stats_;  // this context's requests, under kernels_->mutex
   std::vector<Stream> streams_;
   std::vector<CudnnHandle> cudnn_;
   std::vector<CublasHandle> cublas_;
