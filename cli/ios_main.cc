@@ -282,7 +282,13 @@ struct OptimizeArgs {
   bool measure_schedule = true;
   int dataflow_segment = -1;  // -1: by cost model (see --dataflow-segment)
   std::string devices = "0";
-  int workers_per_gpu = 1;
+  // Unset: kDefaultWorkersPerGpu for a measured DP search. Two workers on one H100 searched NasNet fp32
+  // 1.31x faster than one (13.4-14.6 s against 18.0-18.3 s) and Inception V3 tf32 at 0.96x (2.6-2.8 against
+  // 2.4-2.9 s); their schedules ran as fast (NasNet 7.32-7.35 against 7.31-7.37 ms staged, 7.29-7.36 against
+  // 7.20-7.29 dataflow; Inception V3 0.523-0.531 against 0.527-0.534 ms), session 33,
+  // experiments/results/h100/workers_s33/.
+  std::optional<int> workers_per_gpu;
+  static constexpr int kDefaultWorkersPerGpu = 2;
   ios::sched::OptimizeOptions options;
   bool quiet = false;
   Report report;
@@ -343,7 +349,7 @@ struct OptimizeArgs {
     cmd->add_option("--workers-per-gpu", workers_per_gpu,
                     "measured cost model: DP workers per GPU; they build stages side by side and take turns "
                     "timing them")
-        ->capture_default_str()
+        ->default_str(std::to_string(kDefaultWorkersPerGpu) + " for a measured DP search, else 1")
         ->check(CLI::Range(1, 16));
     cmd->add_option("--search-budget", options.max_transitions,
                     "DP transitions one part may consider; a part past it is split in halves (noted)")
@@ -831,7 +837,7 @@ struct ExtraWorkers {
     for (size_t i = 0; i < devices->size(); ++i) {
       std::shared_ptr<ios::rt::Context> device_first = i == 0 ? *first : others[i - 1];
       if (i > 0) add_worker(device_first, first_model, a, session, cache);
-      for (int w = 1; w < a.workers_per_gpu; ++w) {
+      for (int w = 1; w < a.workers_per_gpu.value_or(OptimizeArgs::kDefaultWorkersPerGpu); ++w) {
         auto sibling = device_first->sibling();
         if (!sibling) return sibling.status().with_context("device " + std::to_string((*devices)[i]));
         add_worker(*sibling, first_model, a, session, cache);
@@ -898,7 +904,7 @@ int cmd_optimize(OptimizeArgs& a) {
   if (!session) return fail(session.status());
   auto model = make_cost_model(*g, a.cost_model, session->config, a.timing_rule(), [&] { return session->context(); });
   if (!model) return fail(model.status());
-  if ((a.devices != "0" || a.workers_per_gpu != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
+  if ((a.devices != "0" || a.workers_per_gpu.value_or(1) != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,
                            std::string(a.devices != "0" ? "--devices" : "--workers-per-gpu") +
                                " spreads a measured DP search over GPU workers; this run uses the " + (*model)->name() +
