@@ -344,7 +344,7 @@ struct OptimizeArgs {
            ",cold-l2")
         ->default_str("adaptive");
     cmd->add_option("--devices", devices,
-                    "measured cost model: GPUs that time stages, all or a list (0,1,...); one DP worker each")
+                    "measured cost model: GPUs that time stages, all or a list (0,1,...); --workers-per-gpu DP workers each")
         ->capture_default_str();
     cmd->add_option("--workers-per-gpu", workers_per_gpu,
                     "measured cost model: DP workers per GPU; they build stages side by side and take turns "
