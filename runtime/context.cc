@@ -49,11 +49,8 @@ Expected<CudaGraphExec> empty_kernel_graph(cudaStream_t s) {
 
 // Median GPU time of spans of `replays` replays of `graph` each, as a stage's warm rounds are timed: back to
 // back, each span ending at an event that the next one starts from. Spans of each count in `replays` are
-// interleaved, kRounds of each, queued behind a spin of `head_start_ms` so that the host is ahead of the GPU
-// throughout; nullopt where the GPU had reached the first span before the last was queued (a span may
-// then hold a gap in which the GPU waited for the host).
-Expected<std::optional<std::vector<double>>> span_ms(const CudaGraphExec& graph, const std::vector<int>& replays,
-                                                     double head_start_ms, cudaStream_t s) {
+// interleaved, kRounds of each, queued behind a spin so that the host is ahead of the GPU throughout.
+Expected<std::vector<double>> span_ms(const CudaGraphExec& graph, const std::vector<int>& replays, cudaStream_t s) {
   constexpr int kRounds = 25;
   std::vector<Event> events;
   auto record = [&]() -> Expected<cudaEvent_t> {
@@ -62,9 +59,8 @@ Expected<std::optional<std::vector<double>>> span_ms(const CudaGraphExec& graph,
     events.push_back(std::move(e));
     return events.back().get();
   };
-  launch_spin(head_start_ms, s);
+  launch_spin(0.2, s);
   ASSIGN_OR_RETURN(cudaEvent_t mark, record());
-  const cudaEvent_t first = mark;
   std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> spans(replays.size());
   for (int round = 0; round < kRounds; ++round)
     for (size_t i = 0; i < replays.size(); ++i) {
@@ -73,10 +69,7 @@ Expected<std::optional<std::vector<double>>> span_ms(const CudaGraphExec& graph,
       spans[i].emplace_back(mark, end);
       mark = end;
     }
-  const cudaError_t reached = cudaEventQuery(first);
-  if (reached != cudaErrorNotReady) CHECK_CUDA(reached);
   CHECK_CUDA(cudaStreamSynchronize(s));
-  if (reached == cudaSuccess) return std::optional<std::vector<double>>();
   std::vector<double> medians;
   for (const auto& list : spans) {
     std::vector<double> ms;
@@ -87,7 +80,7 @@ Expected<std::optional<std::vector<double>>> span_ms(const CudaGraphExec& graph,
     }
     medians.push_back(sched::median_of(ms));
   }
-  return std::optional<std::vector<double>>(std::move(medians));
+  return medians;
 }
 
 }  // namespace
@@ -122,26 +115,16 @@ Expected<double> bring_up_clocks(cudaStream_t s) {
 Expected<TimingLane::Boundary> TimingLane::stage_boundary() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (boundary_) return *boundary_;
-  // At the top clock, as every stage it is taken off, and with the host ahead of the GPU throughout: behind
-  // a fixed 0.2 ms spin, a second worker's driver calls on the host (or the clock's climb from idle) left
-  // gaps in the spans, and boundaries of 2.4-5.6 us a replay instead of ~1.5 took that much off every
-  // figure: those searches' figures summed 17-25 % under the others' and predicted 6.17 ms for a NasNet
-  // schedule that ran 7.67 (H100, experiments/RESULTS.md, session 33). The head start grows until the GPU
-  // has not reached the first span when the last is queued.
+  // At the top clock, as every stage it is taken off: measured during the clock's climb from idle (the
+  // first GPU work of a search), it came out 2.57 us a replay and 3.99 a span instead of 1.6 and 1.6, and
+  // that search's figures summed 25 % under the others' (Inception V3 tf32, H100, RESULTS.md, session 33).
   RETURN_IF_ERROR(bring_up_clocks(stream_).status());
   ASSIGN_OR_RETURN(CudaGraphExec lead_alone, empty_kernel_graph(stream_));
   constexpr int kLong = 16;
-  constexpr double kFirstHeadStartMs = 2, kMaxHeadStartMs = 128;
-  std::optional<std::vector<double>> ms;
-  for (double head = kFirstHeadStartMs; !ms && head <= kMaxHeadStartMs; head *= 4) {
-    ASSIGN_OR_RETURN(ms, span_ms(lead_alone, {1, kLong}, head, stream_));
-  }
-  RETURN_ERROR_IF(!ms, ErrorCode::kUnavailable,
-                  "the stage boundary: the GPU kept catching up with the host's launches, even behind a " +
-                      std::to_string(int(kMaxHeadStartMs)) + " ms head start");
+  ASSIGN_OR_RETURN(std::vector<double> ms, span_ms(lead_alone, {1, kLong}, stream_));
   Boundary b;
-  b.graph_ms = std::max(0.0, ((*ms)[1] - (*ms)[0]) / (kLong - 1));
-  b.event_ms = std::max(0.0, (*ms)[0] - b.graph_ms);
+  b.graph_ms = std::max(0.0, (ms[1] - ms[0]) / (kLong - 1));
+  b.event_ms = std::max(0.0, ms[0] - b.graph_ms);
   boundary_ = b;
   return b;
 }
