@@ -343,8 +343,9 @@ struct OptimizeArgs {
            "W/N/MIN-MAX/TOL[/ABS_US], then optionally ,l2-share (the default where N >= 2) | ,warm | ,cold-weights | "
            ",cold-l2")
         ->default_str("adaptive");
-    cmd->add_option("--devices", devices,
-                    "measured cost model: GPUs that time stages, all or a list (0,1,...); --workers-per-gpu DP workers each")
+    cmd->add_option(
+           "--devices", devices,
+           "measured cost model: GPUs that time stages, all or a list (0,1,...); --workers-per-gpu DP workers each")
         ->capture_default_str();
     cmd->add_option("--workers-per-gpu", workers_per_gpu,
                     "measured cost model: DP workers per GPU; they build stages side by side and take turns "

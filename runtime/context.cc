@@ -114,9 +114,8 @@ Expected<double> bring_up_clocks(cudaStream_t s) {
 Expected<TimingLane::Boundary> TimingLane::stage_boundary() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (boundary_) return *boundary_;
-  // At the top clock, as every stage it is taken off: measured during the clock's climb from idle (the
-  // first GPU work of a search), it came out 2.57 us a replay and 3.99 a span instead of 1.6 and 1.6, and
-  // that search's figures summed 25 % under the others' (Inception V3 tf32, H100, RESULTS.md, session 33).
+  // At the top clock, as every stage it is taken off: it is a search's first GPU work, which would otherwise
+  // meet the clock's climb from idle.
   RETURN_IF_ERROR(bring_up_clocks(stream_).status());
   ASSIGN_OR_RETURN(CudaGraphExec lead_alone, empty_kernel_graph(stream_));
   constexpr int kLong = 16;

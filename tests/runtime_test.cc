@@ -450,7 +450,9 @@ TEST(GpuRuntime, BringingUpTheClocksLeavesASpinRunningAtTheTopClock) {
   float ms = 0;
   ASSERT_EQ(cudaEventElapsedTime(&ms, *begin, *end), cudaSuccess);
   std::printf("[clocks] brought up in %.1f ms; a 2 ms spin then ran %.3f ms\n", *seconds * 1e3, ms);
-  if (*seconds < 0.3) EXPECT_LE(ms, 2.1);
+  if (*seconds < 0.3) {
+    EXPECT_LE(ms, 2.1);
+  }
 }
 
 // Two kernel nodes joined by a programmatic (PDL) edge, as stream capture makes of cuDNN's launches:
