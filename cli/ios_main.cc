@@ -650,7 +650,7 @@ std::string calibration_text(const ios::rt::MeasuredCostModel& m, int batch) {
 }
 
 // "109 engines tuned in 8.0 s (3.4 s timing 895 candidates, 662 cut short; 0.9 s listing, 3.5 s building
-// plans (3.4 s compiling at run time), 0.2 s first runs)".
+// plans (3.4 s compiling at run time), 0.2 s first runs), clocks brought up in 0.01 s".
 std::string tuning_text(const ios::rt::KernelStats& k) {
   const ios::rt::TuningStats& t = k.tuning;
   char text[320];

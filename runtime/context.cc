@@ -252,7 +252,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   // (7.90 vs 7.41 ms, fp32, H100; the same engines, bimodal replays), and tuning any one convolution in
   // the process, its result discarded, restored the speed of all. More runs of the cached kernels, 5 s
   // of warm-up, shifted addresses and building every candidate plan did not. The cause is in cuDNN or
-  // the driver; the cure is one tuning per context.
+  // the driver; the cure is one tuning per device (a context and its siblings share it, as they share kernels).
   if (from_file && !kernels_->tuned_once) {
     const auto retune = WallClock::now();
     ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> discarded,
