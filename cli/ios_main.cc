@@ -1025,10 +1025,11 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
   std::fprintf(
       report.text(),
       "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | %s, from the kernel cache file %d (%d "
-      "tuned again, kept from the file) | concat inputs written in place %d, copied %d | sums fused into convolutions "
+      "of them compiled plans loaded; %d tuned again, kept from the file) | concat inputs written in place %d, copied "
+      "%d | sums fused into convolutions "
       "%d (%d in the cuDNN graph)\n",
-      r.convs, r.fused, r.legacy, tuning_text(k).c_str(), k.from_file, k.retuned, r.concat_inputs_in_place,
-      r.concat_inputs_copied, r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
+      r.convs, r.fused, r.legacy, tuning_text(k).c_str(), k.from_file, k.plans_loaded, k.retuned,
+      r.concat_inputs_in_place, r.concat_inputs_copied, r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines)
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
@@ -1244,6 +1245,7 @@ Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios:
                   {"engines_tuned", ctx.kernel_stats().tuned},
                   {"engines_from_cache_file", ctx.kernel_stats().from_file},
                   {"engines_from_cache_file_tuned_again", ctx.kernel_stats().retuned},
+                  {"engines_loaded_compiled", ctx.kernel_stats().plans_loaded},
                   {"tuning", tuning_json(ctx.kernel_stats())},
                   {"concat_inputs_in_place", k.concat_inputs_in_place},
                   {"concat_inputs_copied", k.concat_inputs_copied},

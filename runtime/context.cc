@@ -260,6 +260,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
     kernels_->warmed = true;
   }
   const std::optional<KernelChoice> cached = cache_->find(key);
+  const std::vector<uint8_t> cached_plan = cached ? cache_->plan(key) : std::vector<uint8_t>();
   ASSIGN_OR_RETURN(void* ws, workspace(0, options_.workspace_limit));
   ConvBuildOptions bo;
   bo.engine = options_.conv_engine;
@@ -267,7 +268,8 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   bo.verbose = options_.verbose;
   bo.stats = &stats_.tuning;
   const auto begin = WallClock::now();
-  ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, build_conv_kernel(cudnn(0), spec, buffers, ws, cached, bo));
+  ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k,
+                   build_conv_kernel(cudnn(0), spec, buffers, ws, cached, cached_plan, bo));
   const KernelChoice& c = k->choice();
   const bool from_file = cached && *cached == c;
   if (!from_file && c.backend != kElementwiseBackend) stats_.tuning.seconds += seconds_since(begin);
@@ -279,7 +281,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   if (from_file && !kernels_->tuned_once) {
     const auto retune = WallClock::now();
     ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> discarded,
-                     build_conv_kernel(cudnn(0), spec, buffers, ws, std::nullopt, bo));
+                     build_conv_kernel(cudnn(0), spec, buffers, ws, std::nullopt, {}, bo));
     stats_.tuning.seconds += seconds_since(retune);
     ++stats_.retuned;
   }
@@ -291,9 +293,18 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
   CHECK_CUDA(cudaStreamSynchronize(stream(0)));
   const bool tuned_engine = c.backend != kElementwiseBackend;
   if (tuned_engine) ++(from_file ? stats_.from_file : stats_.tuned);
+  stats_.plans_loaded += from_file && !cached_plan.empty() && k->compiled_plan_loaded();
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
   if (tuned_engine && !from_file) cache_->put(key, c);
+  // A compiled plan is kept for the next process, also where the file had the choice but not the plan.
+  if (tuned_engine && (!from_file || cached_plan.empty())) {
+    Expected<std::vector<uint8_t>> compiled = k->compiled_plan();
+    if (compiled && !compiled->empty()) cache_->put_plan(key, std::move(*compiled));
+    if (!compiled && options_.verbose)  // the next process compiles it again: slower, not wrong
+      std::fprintf(stderr, "[conv] %s: its compiled plan is not kept (%s)\n", key.c_str(),
+                   compiled.status().message().c_str());
+  }
   kernels_->by_spec.emplace(spec, k);
   return k;
 }

@@ -63,13 +63,14 @@ class TimingLane {
 };
 
 struct KernelStats {
-  int tuned = 0;       // convolutions autotuned in this process
-  int from_file = 0;   // built from the kernel cache file's choice
-  int retuned = 0;     // of from_file: tuned once more, the result discarded (Context::conv_kernel says why)
-  int reused = 0;      // already built by this context
-  int fused = 0;       // of tuned + from_file: bias/activation inside the engine
-  int legacy = 0;      // of tuned + from_file: on the legacy API
-  TuningStats tuning;  // over tuned and retuned
+  int tuned = 0;         // convolutions autotuned in this process
+  int from_file = 0;     // built from the kernel cache file's choice
+  int retuned = 0;       // of from_file: tuned once more, the result discarded (Context::conv_kernel says why)
+  int plans_loaded = 0;  // of from_file: loaded as compiled plans (KernelCache::plan), nothing compiled
+  int reused = 0;        // already built by this context
+  int fused = 0;         // of tuned + from_file: bias/activation inside the engine
+  int legacy = 0;        // of tuned + from_file: on the legacy API
+  TuningStats tuning;    // over tuned and retuned
   double clock_warm_up_seconds = 0;  // bringing the SM clock to its top before the first kernel (bring_up_clocks)
 };
 

@@ -202,19 +202,37 @@ class CandidateTimer {
 // ---------------------------------------------------------------------------------------------
 // Graph backend
 
+bool compiled_at_run_time(const fe::graph::Graph& g, int64_t index);
+
+// One plan of a cudnn-frontend graph, or (index kLoaded) the one plan a graph was loaded with.
 class GraphConvKernel : public ConvKernel {
  public:
+  static constexpr int64_t kLoaded = -1;
   GraphConvKernel(ConvSpec spec, std::shared_ptr<fe::graph::Graph> graph, int64_t index, KernelChoice choice)
       : spec_(std::move(spec)), graph_(std::move(graph)), index_(index), choice_(std::move(choice)) {}
 
   Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const override {
     std::unordered_map<int64_t, void*> pack = variant_pack(spec_, b, choice_.fused);
-    CHECK_FE(graph_->execute_plan_at_index(handle, pack, workspace, index_));
+    if (index_ == kLoaded) {
+      CHECK_FE(graph_->execute(handle, pack, workspace));
+    } else {
+      CHECK_FE(graph_->execute_plan_at_index(handle, pack, workspace, index_));
+    }
     if (!choice_.fused && needs_epilogue(spec_)) run_epilogue(spec_, b, stream_of(handle));
     return Status::ok();
   }
   size_t workspace_bytes() const override { return size_t(choice_.workspace); }
   const KernelChoice& choice() const override { return choice_; }
+  bool compiled_plan_loaded() const override { return index_ == kLoaded; }
+  // The frontend serializes its graph's current plan: made ours again first (it is built already, so
+  // nothing is compiled).
+  Expected<std::vector<uint8_t>> compiled_plan() const override {
+    std::vector<uint8_t> bytes;
+    if (index_ == kLoaded || !compiled_at_run_time(*graph_, index_)) return bytes;
+    CHECK_FE(graph_->build_plan_at_index(index_));
+    CHECK_FE(graph_->serialize(bytes, false));
+    return bytes;
+  }
 
  private:
   ConvSpec spec_;
@@ -545,6 +563,19 @@ Expected<std::shared_ptr<ConvKernel>> rebuild_explored(cudnnHandle_t handle, con
   return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), 0, c));
 }
 
+// Loads a recorded runtime-compiled engine from its serialized plan: no compilation.
+Expected<std::shared_ptr<ConvKernel>> load_compiled(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c,
+                                                    const std::vector<uint8_t>& plan) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  CHECK_FE(g->deserialize(handle, plan));
+  int64_t ws = 0;
+  CHECK_FE(g->get_workspace_size(ws));
+  RETURN_ERROR_IF(ws > c.workspace, ErrorCode::kInvalidArgument,
+                  "the loaded plan asks for " + std::to_string(ws) + " bytes of workspace, the record " +
+                      std::to_string(c.workspace));
+  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), GraphConvKernel::kLoaded, c));
+}
+
 // Rebuilds a recorded engine without tuning. First from its engine id and knobs alone, as a hand-made
 // configuration: skipping the heuristics query built NasNet fp32's network kernels in 0.48-0.54 s
 // instead of 0.82-0.83 s (H100, experiments/RESULTS.md, session 32). Where that is not the recorded
@@ -850,9 +881,18 @@ class ChannelAffineKernel : public ConvKernel {
 Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
                                                         const ConvBuffers& b, void* workspace,
                                                         const std::optional<KernelChoice>& cached,
+                                                        const std::vector<uint8_t>& cached_plan,
                                                         const ConvBuildOptions& o) {
   if (is_channel_affine(spec)) return std::shared_ptr<ConvKernel>(new ChannelAffineKernel(spec));
   if (o.engine == ConvEngine::kLegacy) return build_legacy(handle, spec, b, workspace, cached, o);
+  if (cached && !cached_plan.empty()) {
+    auto k = load_compiled(handle, spec, *cached, cached_plan);
+    if (k) {
+      say(o, spec.key() + " <- " + cached->name + " (compiled plan from the kernel cache)");
+      return k;
+    }
+    say(o, "compiled plan of " + cached->name + " does not load (" + k.status().message() + "); building it");
+  }
   if (cached && (cached->backend == kGraphBackend || cached->backend == kExploredBackend)) {
     auto k = cached->backend == kGraphBackend ? rebuild_graph(handle, spec, *cached, o.workspace_limit)
                                               : rebuild_explored(handle, spec, *cached, o.workspace_limit);

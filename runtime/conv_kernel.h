@@ -84,6 +84,10 @@ class ConvKernel {
   virtual Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const = 0;
   virtual size_t workspace_bytes() const = 0;
   virtual const KernelChoice& choice() const = 0;
+  // An engine cuDNN compiled at run time: its built plan as cuDNN serializes it (KernelCache::put_plan).
+  // Empty for any other engine, and for one loaded from such bytes.
+  virtual Expected<std::vector<uint8_t>> compiled_plan() const { return std::vector<uint8_t>(); }
+  virtual bool compiled_plan_loaded() const { return false; }  // loaded from such bytes
 };
 
 // What tuning convolutions cost, summed over those a context tuned.
@@ -134,11 +138,13 @@ struct ConvBuildOptions {
   TuningStats* stats = nullptr;  // when given, tuning adds what it cost
 };
 
-// Builds the kernel for `spec`: from `cached` when given (no tuning), else by autotuning on `b`
-// (which it may overwrite). `workspace` must hold options.workspace_limit bytes.
+// Builds the kernel for `spec`: from `cached` when given (no tuning; loaded from `cached_plan` when that
+// holds its compiled plan, else built again), else by autotuning on `b` (which it may overwrite).
+// `workspace` must hold options.workspace_limit bytes.
 Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, const ConvSpec& spec,
                                                         const ConvBuffers& b, void* workspace,
                                                         const std::optional<KernelChoice>& cached,
+                                                        const std::vector<uint8_t>& cached_plan,
                                                         const ConvBuildOptions& options);
 
 }  // namespace ios::rt

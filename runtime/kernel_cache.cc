@@ -65,6 +65,10 @@ KernelChoice from_json(const json& j) {
 }  // namespace
 
 std::string KernelCache::load(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_dir_ = plans_dir(path);
+  }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return "";
   Expected<std::string> text = read_file(path, kMaxFileBytes);
@@ -121,7 +125,56 @@ Status KernelCache::save(const std::string& path) const {
   }
   std::filesystem::rename(tmp, target, ec);
   RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot write kernel cache '" + path + "': " + ec.message());
+  return save_plans(plans_dir(path));
+}
+
+Status KernelCache::save_plans(const std::string& dir) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unsaved_plans_.empty()) return Status::ok();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot make the kernel cache's plan folder '" + dir + "': " + ec.message());
+  for (const auto& [key, bytes] : unsaved_plans_) {
+    const std::string file = plan_file(dir, key), tmp = file + ".tmp" + std::to_string(::getpid());
+    RETURN_IF_ERROR(write_text_file(tmp, plan_header(key) + std::string(bytes.begin(), bytes.end())));
+    std::filesystem::rename(tmp, file, ec);
+    RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot write kernel plan '" + file + "': " + ec.message());
+  }
   return Status::ok();
+}
+
+// FNV-1a of the environment and the key: a file name, not an identity (the header is that).
+std::string KernelCache::plan_file(const std::string& dir, const std::string& key) const {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : plan_header(key)) h = (h ^ uint8_t(c)) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.plan", static_cast<unsigned long long>(h));
+  return dir + "/" + name;
+}
+
+std::string KernelCache::plan_header(const std::string& key) const { return environment_ + "\n" + key + "\n"; }
+
+std::vector<uint8_t> KernelCache::plan(const std::string& key) const {
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = unsaved_plans_.find(key); it != unsaved_plans_.end()) return it->second;
+    dir = plans_dir_;
+  }
+  if (dir.empty()) return {};
+  const std::string file = plan_file(dir, key);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return {};
+  Expected<std::string> text = read_file(file, kMaxFileBytes);
+  const std::string header = plan_header(key);
+  if (!text || text->size() <= header.size() || text->compare(0, header.size(), header) != 0) return {};
+  return std::vector<uint8_t>(text->begin() + std::ptrdiff_t(header.size()), text->end());
+}
+
+void KernelCache::put_plan(const std::string& key, std::vector<uint8_t> bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  unsaved_plans_[key] = std::move(bytes);
+  dirty_ = true;
 }
 
 std::optional<KernelChoice> KernelCache::find(const std::string& key) const {

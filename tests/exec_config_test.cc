@@ -215,6 +215,27 @@ TEST_F(KernelCacheFile, TwoContextsSavingToOneFileKeepEachOthersChoices) {
   EXPECT_EQ(both.find("tuned by the second worker")->engine, 3);
 }
 
+TEST_F(KernelCacheFile, CompiledPlansComeBackByKeyAndOnlyForTheirEnvironment) {
+  std::filesystem::remove_all(rt::KernelCache::plans_dir(path));
+  const std::vector<uint8_t> bytes = {0, 1, 255, '\n', 7};  // binary, newlines included
+  rt::KernelCache a("H100|132");
+  a.put("k", choice());
+  a.put_plan("k", bytes);
+  EXPECT_EQ(a.plan("k"), bytes);  // before it is saved
+  ASSERT_TRUE(a.save(path).is_ok());
+  rt::KernelCache b("H100|132");
+  EXPECT_EQ(b.load(path), "");
+  EXPECT_EQ(b.plan("k"), bytes);
+  EXPECT_TRUE(b.plan("other key").empty());
+  rt::KernelCache foreign("A100|108");
+  (void)foreign.load(path);
+  EXPECT_TRUE(foreign.plan("k").empty());
+  // A plan file whose header names another key (a hash collision, a file copied by hand) is not used.
+  for (const auto& entry : std::filesystem::directory_iterator(rt::KernelCache::plans_dir(path)))
+    std::ofstream(entry.path(), std::ios::binary) << "H100|132\nsomething else\n\x01";
+  EXPECT_TRUE(b.plan("k").empty());
+}
+
 TEST_F(KernelCacheFile, AMissingFileIsAnEmptyCache) {
   rt::KernelCache c("env");
   EXPECT_EQ(c.load(path), "");
