@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "common/wall_clock.h"
@@ -245,15 +246,30 @@ Status Context::flush_l2(cudaStream_t stream) {
   return Status::ok();
 }
 
-Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
+Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const std::vector<ConvRequest>& requests) {
+  std::vector<std::shared_ptr<ConvKernel>> out(requests.size());
   std::lock_guard<std::mutex> lock(kernels_->mutex);
-  if (auto it = kernels_->by_spec.find(spec); it != kernels_->by_spec.end()) {
-    ++stats_.reused;
-    return it->second;
-  }
-  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
-  ASSIGN_OR_RETURN(std::unique_lock<std::mutex> lane, take_lane());
+  std::optional<std::unique_lock<std::mutex>> lane;  // taken at the first kernel to build
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const ConvSpec& spec = requests[i].spec;
+    if (auto it = kernels_->by_spec.find(spec); it != kernels_->by_spec.end()) {
+      ++stats_.reused;
+      out[i] = it->second;
+      continue;
+    }
+    if (!lane) {
+      ASSIGN_OR_RETURN(std::unique_lock<std::mutex> held, take_lane());
+      lane.emplace(std::move(held));
+    }
+    ASSIGN_OR_RETURN(out[i], build_kernel(spec, requests[i].buffers));
+    kernels_->by_spec.emplace(spec, out[i]);
+  }
+  return out;
+}
+
+Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
+  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
   if (!kernels_->warmed) {
     ASSIGN_OR_RETURN(const double seconds, bring_up_clocks(stream(0)));
     stats_.clock_warm_up_seconds += seconds;
@@ -305,7 +321,6 @@ Expected<std::shared_ptr<ConvKernel>> Context::conv_kernel(const ConvSpec& spec,
       std::fprintf(stderr, "[conv] %s: its compiled plan is not kept (%s)\n", key.c_str(),
                    compiled.status().message().c_str());
   }
-  kernels_->by_spec.emplace(spec, k);
   return k;
 }
 

@@ -90,9 +90,15 @@ class Context {
   Status flush_l2(cudaStream_t stream);
   Expected<size_t> l2_bytes() const;
 
-  // The convolution kernel for `spec`: built once per context; tuned on `buffers` unless the cache
-  // file has a choice for it.
-  Expected<std::shared_ptr<ConvKernel>> conv_kernel(const ConvSpec& spec, const ConvBuffers& buffers);
+  // The convolution kernels for `requests`, in order: each built once per device (siblings share them), tuned
+  // on its buffers unless the cache file has a choice for it. Those not built yet are built under one hold
+  // of the GPU's timing lane, which first waits for a sibling's queued rounds to finish: an executor asks
+  // for all its convolutions at once, not one hold (and one wait) per kernel.
+  struct ConvRequest {
+    ConvSpec spec;
+    ConvBuffers buffers;
+  };
+  Expected<std::vector<std::shared_ptr<ConvKernel>>> conv_kernels(const std::vector<ConvRequest>& requests);
   Status save_kernel_cache() const;
 
   const ContextOptions& options() const { return options_; }
@@ -110,6 +116,8 @@ class Context {
   Context(const ContextOptions& o, std::shared_ptr<KernelCache> cache) : options_(o), cache_(std::move(cache)) {}
   // Holds `lane_` with nothing left running on it: GPU work of this context will not overlap timed replays.
   Expected<std::unique_lock<std::mutex>> take_lane();
+  // One kernel not built yet, with the lane held: clocks brought up first, from the cache file or tuned.
+  Expected<std::shared_ptr<ConvKernel>> build_kernel(const ConvSpec& spec, const ConvBuffers& buffers);
   ContextOptions options_;
   int device_ = 0;
   std::shared_ptr<KernelCache> cache_;

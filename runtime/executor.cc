@@ -401,10 +401,32 @@ struct Executor::Impl {
       RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
       units.push_back(std::move(u));
     }
+    RETURN_IF_ERROR(resolve_convs());
     if (opt.chaos) {
       const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
       ASSIGN_OR_RETURN(chaos_cycles, device_alloc(bytes));
       CHECK_CUDA(cudaMemsetAsync(chaos_cycles.get(), 0, bytes, stream(0)));
+    }
+    return Status::ok();
+  }
+
+  // A convolution build_conv placed: its kernel is asked for once every unit is built, all at once
+  // (Context::conv_kernels builds the missing ones under one hold of the timing lane).
+  struct ConvStep {
+    size_t unit = 0, step = 0;
+    int stream_index = 0;
+  };
+  std::vector<ConvStep> conv_steps;
+  std::vector<Context::ConvRequest> conv_requests;
+
+  Status resolve_convs() {
+    ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ConvKernel>> kernels, ctx->conv_kernels(conv_requests));
+    for (size_t i = 0; i < conv_steps.size(); ++i) {
+      const ConvStep& c = conv_steps[i];
+      StepPlan& st = units[c.unit].steps[c.step];
+      st.conv = std::move(kernels[i]);
+      stream_workspace[size_t(c.stream_index)] =
+          std::max(stream_workspace[size_t(c.stream_index)], st.conv->workspace_bytes());
     }
     return Status::ok();
   }
@@ -615,9 +637,8 @@ struct Executor::Impl {
       spec.z_align = pointer_alignment(data(*st.residual));
     }
     const ConvBuffers b{data(st.src), st.weight, st.bias, data(st.dst), st.residual ? data(*st.residual) : nullptr};
-    ASSIGN_OR_RETURN(st.conv, ctx->conv_kernel(spec, b));
-    stream_workspace[size_t(stream_index)] =
-        std::max(stream_workspace[size_t(stream_index)], st.conv->workspace_bytes());
+    conv_steps.push_back(ConvStep{units.size(), size_t(step), stream_index});
+    conv_requests.push_back(Context::ConvRequest{spec, b});
     return Status::ok();
   }
 
