@@ -313,8 +313,8 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
   if (tuned_engine && !from_file) cache_->put(key, c);
-  // A compiled plan is kept for the next process, also where the file had the choice but not the plan.
-  if (tuned_engine && (!from_file || cached_plan.empty())) {
+  // A compiled plan is kept for the next process, also where the file had the choice but no plan that loads.
+  if (tuned_engine && !k->compiled_plan_loaded()) {
     Expected<std::vector<uint8_t>> compiled = k->compiled_plan();
     if (compiled && !compiled->empty()) cache_->put_plan(key, std::move(*compiled));
     if (!compiled && options_.verbose)  // the next process compiles it again: slower, not wrong

@@ -567,7 +567,11 @@ Expected<std::shared_ptr<ConvKernel>> rebuild_explored(cudnnHandle_t handle, con
 Expected<std::shared_ptr<ConvKernel>> load_compiled(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c,
                                                     const std::vector<uint8_t>& plan) {
   auto g = std::make_shared<fe::graph::Graph>();
-  CHECK_FE(g->deserialize(handle, plan));
+  try {  // the frontend parses the bytes with nlohmann::json, which throws on a damaged file
+    CHECK_FE(g->deserialize(handle, plan));
+  } catch (const std::exception& e) {
+    return error(ErrorCode::kInvalidArgument, std::string("the plan does not parse: ") + e.what());
+  }
   int64_t ws = 0;
   CHECK_FE(g->get_workspace_size(ws));
   RETURN_ERROR_IF(ws > c.workspace, ErrorCode::kInvalidArgument,
