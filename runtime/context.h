@@ -32,7 +32,7 @@ struct ContextOptions {
 // The stream every stage timing on one GPU goes to, shared by the search workers on that GPU (sibling
 // contexts): their replays run one after another, never beside each other, while their host threads
 // build the next stages in parallel (building a stage takes about as long as timing it). Other GPU work
-// of a worker (kernel tuning, first runs) takes the lane exclusively (Context::conv_kernel).
+// of a worker (kernel tuning, first runs) takes the lane exclusively (Context::conv_kernels).
 class TimingLane {
  public:
   static Expected<std::shared_ptr<TimingLane>> create();  // on the current device
@@ -65,7 +65,7 @@ class TimingLane {
 struct KernelStats {
   int tuned = 0;         // convolutions autotuned in this process
   int from_file = 0;     // built from the kernel cache file's choice
-  int retuned = 0;       // of from_file: tuned once more, the result discarded (Context::conv_kernel says why)
+  int retuned = 0;       // of from_file: tuned once more, the result discarded (Context::build_kernel says why)
   int plans_loaded = 0;  // of from_file: loaded as compiled plans (KernelCache::plan), nothing compiled
   int reused = 0;        // already built by this context
   int fused = 0;         // of tuned + from_file: bias/activation inside the engine

@@ -130,11 +130,11 @@ Status KernelCache::save(const std::string& path) const {
 
 Status KernelCache::save_plans(const std::string& dir) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (unsaved_plans_.empty()) return Status::ok();
+  if (new_plans_.empty()) return Status::ok();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot make the kernel cache's plan folder '" + dir + "': " + ec.message());
-  for (const auto& [key, bytes] : unsaved_plans_) {
+  for (const auto& [key, bytes] : new_plans_) {
     const std::string file = plan_file(dir, key), tmp = file + ".tmp" + std::to_string(::getpid());
     RETURN_IF_ERROR(write_text_file(tmp, plan_header(key) + std::string(bytes.begin(), bytes.end())));
     std::filesystem::rename(tmp, file, ec);
@@ -158,7 +158,7 @@ std::vector<uint8_t> KernelCache::plan(const std::string& key) const {
   std::string dir;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = unsaved_plans_.find(key); it != unsaved_plans_.end()) return it->second;
+    if (auto it = new_plans_.find(key); it != new_plans_.end()) return it->second;
     dir = plans_dir_;
   }
   if (dir.empty()) return {};
@@ -173,7 +173,7 @@ std::vector<uint8_t> KernelCache::plan(const std::string& key) const {
 
 void KernelCache::put_plan(const std::string& key, std::vector<uint8_t> bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  unsaved_plans_[key] = std::move(bytes);
+  new_plans_[key] = std::move(bytes);
   dirty_ = true;
 }
 

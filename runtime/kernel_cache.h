@@ -63,8 +63,8 @@ class KernelCache {
   std::string environment_;
   mutable std::mutex mutex_;
   std::map<std::string, KernelChoice> entries_;
-  std::string plans_dir_;                                      // where load() found the file's plans
-  std::map<std::string, std::vector<uint8_t>> unsaved_plans_;  // by key
+  std::string plans_dir_;                                  // where load() found the file's plans
+  std::map<std::string, std::vector<uint8_t>> new_plans_;  // put_plan since load, by key; every save writes them
   bool dirty_ = false;
   std::string plan_file(const std::string& dir, const std::string& key) const;
   std::string plan_header(const std::string& key) const;
