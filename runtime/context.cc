@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/wall_clock.h"
@@ -246,11 +247,26 @@ Status Context::flush_l2(cudaStream_t stream) {
   return Status::ok();
 }
 
+void Context::set_before_tuning(std::function<TuningCompanions()> hook) {
+  std::lock_guard<std::mutex> lock(kernels_->mutex);
+  kernels_->before_tuning = std::move(hook);
+}
+
+void Context::stop_tuning_companions() {
+  std::shared_ptr<void> stopping;  // stopped outside the lock: it waits for processes to end
+  {
+    std::lock_guard<std::mutex> lock(kernels_->mutex);
+    stopping = std::move(kernels_->companions);
+    kernels_->before_tuning = nullptr;
+  }
+}
+
 Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const std::vector<ConvRequest>& requests) {
   std::vector<std::shared_ptr<ConvKernel>> out(requests.size());
   std::lock_guard<std::mutex> lock(kernels_->mutex);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
   std::optional<std::unique_lock<std::mutex>> lane;  // taken at the first kernel to build
+  TuningCompanions companions;                       // dropped when this executor has all its kernels
   for (size_t i = 0; i < requests.size(); ++i) {
     const ConvSpec& spec = requests[i].spec;
     if (auto it = kernels_->by_spec.find(spec); it != kernels_->by_spec.end()) {
@@ -276,6 +292,11 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
     kernels_->warmed = true;
   }
   const std::optional<KernelChoice> cached = cache_->find(key);
+  if (!cached && kernels_->before_tuning) {
+    TuningCompanions started = std::exchange(kernels_->before_tuning, nullptr)();
+    kernels_->companions = std::move(started.running);
+    stats_.compile_ahead_processes += started.processes;
+  }
   const std::vector<uint8_t> cached_plan = cached ? cache_->plan(key) : std::vector<uint8_t>();
   ASSIGN_OR_RETURN(void* ws, workspace(0, options_.workspace_limit));
   ConvBuildOptions bo;

@@ -5,6 +5,7 @@
 // context owns the kernel cache: built kernels by spec in memory, engine choices in a file.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -72,6 +73,7 @@ struct KernelStats {
   int legacy = 0;        // of tuned + from_file: on the legacy API
   TuningStats tuning;    // over tuned and retuned
   double clock_warm_up_seconds = 0;  // bringing the SM clock to its top before the first kernel (bring_up_clocks)
+  int compile_ahead_processes = 0;   // started before the first tuning (set_before_tuning)
 };
 
 class Context {
@@ -100,6 +102,18 @@ class Context {
   };
   Expected<std::vector<std::shared_ptr<ConvKernel>>> conv_kernels(const std::vector<ConvRequest>& requests);
   Status save_kernel_cache() const;
+  // What set_before_tuning's hook starts, kept until stop_tuning_companions (or the last sibling's end):
+  // dropping it stops the work.
+  struct TuningCompanions {
+    std::shared_ptr<void> running;
+    int processes = 0;  // KernelStats::compile_ahead_processes
+  };
+  // Called once, before the first convolution this context or a sibling tunes (one the cache file has no
+  // choice for): work a process that finds every kernel in the file never needs.
+  void set_before_tuning(std::function<TuningCompanions()> hook);
+  // Stops what the hook started: --compile-ahead's processes compile a network's kernels, and left running
+  // beside the stage timing that follows they made its figures 5 % low (H100, session 34).
+  void stop_tuning_companions();
 
   const ContextOptions& options() const { return options_; }
   bool matches(const ExecConfig& c) const { return c.dtype == options_.dtype && c.math == options_.math; }
@@ -128,8 +142,10 @@ class Context {
   struct Kernels {
     std::mutex mutex;
     std::unordered_map<ConvSpec, std::shared_ptr<ConvKernel>, ConvSpecHash, SameConvKey> by_spec;
-    bool warmed = false;      // the clocks were brought up (bring_up_clocks)
-    bool tuned_once = false;  // a convolution was tuned (see conv_kernel)
+    bool warmed = false;                              // the clocks were brought up (bring_up_clocks)
+    bool tuned_once = false;                          // a convolution was tuned (see build_kernel)
+    std::function<TuningCompanions()> before_tuning;  // set_before_tuning's, called once
+    std::shared_ptr<void> companions;                 // what it started, until stop_tuning_companions
   };
   std::shared_ptr<Kernels> kernels_ = std::make_shared<Kernels>();
   KernelStats stats_;  // this context's requests, under kernels_->mutex

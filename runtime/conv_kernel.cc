@@ -924,6 +924,28 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
   return build_legacy(handle, spec, b, workspace, std::nullopt, o);
 }
 
+Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuildOptions& o) {
+  if (o.engine == ConvEngine::kLegacy || is_channel_affine(spec)) return 0;
+  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, /*fused=*/true));
+  RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
+  CHECK_FE(g->check_support(handle));
+  std::vector<std::optional<ExploredConfig>> origin(size_t(g->get_execution_plan_count()));
+  const size_t offered = origin.size();
+  const std::vector<int64_t> order = timing_order(*g, spec, o.engine, origin);
+  if (origin.size() > offered) deselect_for_precision(*g, spec.config, o.workspace_limit);
+  // As far down the order as tuning may time (TuningBudget), each name once, as tune_graph goes.
+  std::vector<std::string> seen;
+  int compiled = 0;
+  for (auto it = order.begin(); it != order.end() && seen.size() < size_t(kMaxCandidates); ++it) {
+    std::string name;
+    if (g->get_plan_name_at_index(*it, name).is_bad()) continue;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    if (compiled_at_run_time(*g, *it)) compiled += g->build_plan_at_index(handle, *it).is_good();
+  }
+  return compiled;
+}
+
 TuningStats& TuningStats::operator+=(const TuningStats& o) {
   candidates += o.candidates;
   cut_short += o.cut_short;

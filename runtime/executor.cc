@@ -401,6 +401,7 @@ struct Executor::Impl {
       RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
       units.push_back(std::move(u));
     }
+    if (specs_only) return Status::ok();
     RETURN_IF_ERROR(resolve_convs());
     if (opt.chaos) {
       const size_t bytes = std::max<size_t>(plan.steps.size(), 1) * sizeof(long long);
@@ -418,6 +419,7 @@ struct Executor::Impl {
   };
   std::vector<ConvStep> conv_steps;
   std::vector<Context::ConvRequest> conv_requests;
+  bool specs_only = false;  // Executor::conv_specs: stop once every convolution is placed
 
   Status resolve_convs() {
     ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ConvKernel>> kernels, ctx->conv_kernels(conv_requests));
@@ -447,6 +449,7 @@ struct Executor::Impl {
     RETURN_IF_ERROR(place_activations());
     build_times.memory = lap.next();
     RETURN_IF_ERROR(build_units(w));
+    if (specs_only) return Status::ok();
     build_times.kernels = lap.next() - build_times.weights;
     RETURN_IF_ERROR(make_workspaces());
     if (opt.use_graph) return capture(lap);
@@ -712,20 +715,40 @@ struct Executor::Impl {
 Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executor::~Executor() = default;
 
-Expected<std::unique_ptr<Executor>> Executor::create(const ir::Graph& g, const ir::Weights& w,
-                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options) {
+namespace {
+
+Expected<std::unique_ptr<Executor::Impl>> built_impl(const ir::Graph& g, const ir::Weights& w,
+                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options,
+                                                     bool specs_only) {
   RETURN_IF_ERROR(require_gpu());
   RETURN_ERROR_IF(options.config.batch < 1, ErrorCode::kInvalidArgument, "batch must be at least 1");
   RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
                   "weights were made for another graph");
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<Executor::Impl>();
   impl->g = &g;
   impl->opt = options;
   impl->cfg = options.config;
   impl->plan = plan;
   impl->store = options.store ? options.store : std::make_shared<DeviceStore>();
+  impl->specs_only = specs_only;
   RETURN_IF_ERROR(impl->build(w));
+  return impl;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Executor>> Executor::create(const ir::Graph& g, const ir::Weights& w,
+                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, built_impl(g, w, plan, options, false));
   return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+Expected<std::vector<ConvSpec>> Executor::conv_specs(const ir::Graph& g, const ir::Weights& w,
+                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, built_impl(g, w, plan, options, true));
+  std::vector<ConvSpec> specs;
+  for (const Context::ConvRequest& r : impl->conv_requests) specs.push_back(r.spec);
+  return specs;
 }
 
 Status Executor::set_input(const std::vector<float>& data) {

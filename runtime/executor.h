@@ -93,6 +93,10 @@ class Executor {
   // (the graph input, or a stage's outside inputs when timing one stage) get zeroed input buffers.
   static Expected<std::unique_ptr<Executor>> create(const ir::Graph& g, const ir::Weights& w,
                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options);
+  // The convolutions such an executor asks its context for, in order, without building their kernels
+  // (weights uploaded, activations placed): what rt::CompileAhead's processes compile.
+  static Expected<std::vector<ConvSpec>> conv_specs(const ir::Graph& g, const ir::Weights& w,
+                                                    const sched::ExecutionPlan& plan, const ExecutorOptions& options);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;

@@ -140,6 +140,7 @@ Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const 
       ops.push_back(Pending{{}, std::move(network), {}});
     }
     network_build.seconds = seconds_since(build_start);
+    context_->stop_tuning_companions();  // they compiled for this build; the timing below is not to share the GPU
   }
   sched::StageTimingRule rule = params_.rule;
   rule.l2 = sched::L2Timing::kWarm;

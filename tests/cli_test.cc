@@ -71,6 +71,22 @@ TEST(Cli, WorkersPerGpuWithoutAMeasuredSearchIsANamedError) {
   EXPECT_NE(r.out.find("--workers-per-gpu spreads a measured DP search"), std::string::npos) << r.out;
 }
 
+TEST(Cli, ACompileAheadThatIsNotACountIsANamedErrorOnAnyMachine) {
+  for (const char* bad : {"foo", "-1", "65", "3x"}) {
+    const Result r =
+        ios(std::string("optimize --model squeezenet --cost-model analytic --quiet --compile-ahead ") + bad);
+    EXPECT_NE(r.code, 0) << bad;
+    EXPECT_NE(r.out.find("--compile-ahead must be auto or a number of processes"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(ios("optimize --model squeezenet --cost-model analytic --quiet --compile-ahead 0").code, 0);
+}
+
+TEST(Cli, ACompileAheadShardThatIsNotKOverNIsANamedError) {
+  const Result r = ios("compile-ahead --model squeezenet --shard 2");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--shard"), std::string::npos) << r.out;
+}
+
 TEST(Cli, AScreenMarginOutsideZeroToOneIsANamedError) {
   const Result r = ios("optimize --model squeezenet --cost-model analytic --screen-margin 1.5 --quiet");
   EXPECT_NE(r.code, 0) << r.out;

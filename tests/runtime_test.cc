@@ -333,6 +333,39 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
   }
 }
 
+// A compile-ahead process builds its shard of the network's runtime-compiled plans: the shards of two
+// processes add up to what one process builds alone.
+TEST(GpuCompileAhead, ShardsBuildTheNetworksRuntimeCompiledPlansBetweenThem) {
+  SKIP_WITHOUT_GPU();
+  auto compiled = [](const std::string& shard) {
+    const std::string out =
+        run_ios("compile-ahead --model squeezenet --precision fp16 --kernel-cache none --shard " + shard);
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(out, m, std::regex(R"(compiled (\d+) plans)"))) << out;
+    return m.empty() ? -1 : std::stoi(m[1]);
+  };
+  const int all = compiled("0/1");
+  std::printf("[compile ahead] squeezenet fp16: %d plans\n", all);
+  EXPECT_GT(all, 0);
+  EXPECT_EQ(compiled("0/2") + compiled("1/2"), all);
+}
+
+// The processes start at the first convolution tuned: a process that finds every kernel in the file starts none.
+TEST(GpuCompileAhead, ProcessesStartOnlyWhereAConvolutionIsTuned) {
+  SKIP_WITHOUT_GPU();
+  const std::string file = ::testing::TempDir() + "/ios_compile_ahead_test.json";
+  std::filesystem::remove(file);
+  std::filesystem::remove_all(KernelCache::plans_dir(file));
+  const std::string args =
+      "run --model squeezenet --opt sequential --precision fp16 --iters 5 --warmup 1 --check "
+      "--compile-ahead 2 --kernel-cache " +
+      file;
+  const std::string first = run_ios(args), second = run_ios(args);
+  EXPECT_NE(first.find(", 2 processes compiling ahead"), std::string::npos) << first;
+  EXPECT_EQ(second.find("processes compiling ahead"), std::string::npos) << second;
+  EXPECT_NE(second.find("PASS"), std::string::npos) << second;
+}
+
 TEST(JitCache, ATurnedOffDriverJitCacheIsWarnedAboutByTheVariableThatTurnedItOff) {
   const char* names[] = {"CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE"};
   std::map<std::string, std::optional<std::string>> saved;
