@@ -53,7 +53,7 @@ Expected<int> compile_shard(const ir::Graph& g, const ExecConfig& config, const 
   std::set<std::string> keys;
   std::vector<const ConvSpec*> todo;
   for (const ConvSpec& spec : specs) {
-    const std::string key = spec.key() + "|" + conv_engine_name(bo.engine);
+    const std::string key = kernel_cache_key(spec, bo.engine);
     if (!cache.find(key) && keys.insert(key).second) todo.push_back(&spec);
   }
   int compiled = 0;

@@ -266,7 +266,6 @@ Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const s
   std::lock_guard<std::mutex> lock(kernels_->mutex);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
   std::optional<std::unique_lock<std::mutex>> lane;  // taken at the first kernel to build
-  TuningCompanions companions;                       // dropped when this executor has all its kernels
   for (size_t i = 0; i < requests.size(); ++i) {
     const ConvSpec& spec = requests[i].spec;
     if (auto it = kernels_->by_spec.find(spec); it != kernels_->by_spec.end()) {
@@ -285,7 +284,7 @@ Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const s
 }
 
 Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
-  const std::string key = spec.key() + "|" + conv_engine_name(options_.conv_engine);
+  const std::string key = kernel_cache_key(spec, options_.conv_engine);
   if (!kernels_->warmed) {
     ASSIGN_OR_RETURN(const double seconds, bring_up_clocks(stream(0)));
     stats_.clock_warm_up_seconds += seconds;

@@ -111,8 +111,9 @@ class Context {
   // Called once, before the first convolution this context or a sibling tunes (one the cache file has no
   // choice for): work a process that finds every kernel in the file never needs.
   void set_before_tuning(std::function<TuningCompanions()> hook);
-  // Stops what the hook started: --compile-ahead's processes compile a network's kernels, and left running
-  // beside the stage timing that follows they made its figures 5 % low (H100, session 34).
+  // Stops what the hook started (and starts nothing later): --compile-ahead's processes compile a network's
+  // kernels, so nothing is left for them once it is built, and they hold GPU contexts that should not run
+  // beside the stage timing that follows (left running, that timing came out 5 % low; H100, session 34).
   void stop_tuning_companions();
 
   const ContextOptions& options() const { return options_; }

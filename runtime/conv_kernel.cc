@@ -460,21 +460,36 @@ Expected<std::vector<float>> unfused_output(cudnnHandle_t handle, const ConvSpec
   return read_y(spec, b, stream_of(handle));
 }
 
+// A convolution graph and its candidate plans in the order they are timed (timing_order); per plan index,
+// how a hand-made configuration was made (the heuristics' plans have none).
+struct Candidates {
+  std::shared_ptr<fe::graph::Graph> graph;
+  std::vector<std::optional<ExploredConfig>> origin;
+  std::vector<int64_t> order;
+};
+
+Expected<Candidates> list_candidates(cudnnHandle_t handle, const ConvSpec& spec, bool fused,
+                                     const ConvBuildOptions& o) {
+  Candidates c;
+  ASSIGN_OR_RETURN(c.graph, make_graph(handle, spec, fused));
+  RETURN_IF_ERROR(query_candidates(*c.graph, spec.config, o.workspace_limit));
+  CHECK_FE(c.graph->check_support(handle));
+  c.origin.resize(size_t(c.graph->get_execution_plan_count()));
+  const size_t offered = c.origin.size();  // the heuristics' plans
+  c.order = timing_order(*c.graph, spec, o.engine, c.origin);
+  if (c.origin.size() > offered) deselect_for_precision(*c.graph, spec.config, o.workspace_limit);  // hand-made
+  return c;
+}
+
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o) {
   TuningStats unused;
   TuningStats& stats = o.stats ? *o.stats : unused;
   const auto listing = WallClock::now();
-  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, fused));
-  RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
-  CHECK_FE(g->check_support(handle));
+  ASSIGN_OR_RETURN(Candidates listed, list_candidates(handle, spec, fused, o));
   stats.list_seconds += seconds_since(listing);
-  // Per plan index: how a hand-made configuration was made (heuristics' plans have none).
-  std::vector<std::optional<ExploredConfig>> origin(size_t(g->get_execution_plan_count()));
-  const size_t offered = origin.size();  // the heuristics' plans
-  const std::vector<int64_t> order = timing_order(*g, spec, o.engine, origin);
-  if (origin.size() > offered) deselect_for_precision(*g, spec.config, o.workspace_limit);  // the hand-made ones
+  auto& [g, origin, order] = listed;
   std::unordered_map<int64_t, void*> pack = variant_pack(spec, b, fused);
   const cudaStream_t stream = stream_of(handle);
   // A residual read through strides is checked: an engine that accepted one gave wrong results (tf32,
@@ -924,15 +939,14 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
   return build_legacy(handle, spec, b, workspace, std::nullopt, o);
 }
 
+std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine) {
+  return spec.key() + "|" + conv_engine_name(engine);
+}
+
 Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuildOptions& o) {
   if (o.engine == ConvEngine::kLegacy || is_channel_affine(spec)) return 0;
-  ASSIGN_OR_RETURN(auto g, make_graph(handle, spec, /*fused=*/true));
-  RETURN_IF_ERROR(query_candidates(*g, spec.config, o.workspace_limit));
-  CHECK_FE(g->check_support(handle));
-  std::vector<std::optional<ExploredConfig>> origin(size_t(g->get_execution_plan_count()));
-  const size_t offered = origin.size();
-  const std::vector<int64_t> order = timing_order(*g, spec, o.engine, origin);
-  if (origin.size() > offered) deselect_for_precision(*g, spec.config, o.workspace_limit);
+  ASSIGN_OR_RETURN(Candidates listed, list_candidates(handle, spec, /*fused=*/true, o));
+  const auto& [g, origin, order] = listed;
   // As far down the order as tuning may time (TuningBudget), each name once, as tune_graph goes.
   std::vector<std::string> seen;
   int compiled = 0;

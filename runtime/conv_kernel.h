@@ -147,6 +147,9 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
                                                         const std::vector<uint8_t>& cached_plan,
                                                         const ConvBuildOptions& options);
 
+// The kernel cache's key for `spec` tuned under `engine` (KernelCache::find / put / plan).
+std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine);
+
 // Builds, without running or timing them, the plans cuDNN compiles at run time among those tune_graph may
 // time for `spec` (its fused graph), so that the driver's JIT cache holds their kernels when a tuning
 // process builds them (rt::CompileAhead). Returns how many were built.

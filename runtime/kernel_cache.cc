@@ -10,6 +10,7 @@
 
 #include "common/file_io.h"
 #include "common/json_fields.h"
+#include "scheduler/cost_model.h"
 
 namespace ios::rt {
 
@@ -143,13 +144,9 @@ Status KernelCache::save_plans(const std::string& dir) const {
   return Status::ok();
 }
 
-// FNV-1a of the environment and the key: a file name, not an identity (the header is that).
+// A name for the file, not its identity (the header is that).
 std::string KernelCache::plan_file(const std::string& dir, const std::string& key) const {
-  uint64_t h = 14695981039346656037ull;
-  for (char c : plan_header(key)) h = (h ^ uint8_t(c)) * 1099511628211ull;
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx.plan", static_cast<unsigned long long>(h));
-  return dir + "/" + name;
+  return dir + "/" + sched::signature_hash(plan_header(key)) + ".plan";
 }
 
 std::string KernelCache::plan_header(const std::string& key) const { return environment_ + "\n" + key + "\n"; }
