@@ -152,7 +152,7 @@ std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine);
 
 // Builds, without running or timing them, the plans cuDNN compiles at run time among those tune_graph may
 // time for `spec` (its fused graph), so that the driver's JIT cache holds their kernels when a tuning
-// process builds them (rt::CompileAhead). Returns how many were built.
+// process builds them (rt::compile_shard). Returns how many were built.
 Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuildOptions& options);
 
 }  // namespace ios::rt

@@ -94,7 +94,7 @@ class Executor {
   static Expected<std::unique_ptr<Executor>> create(const ir::Graph& g, const ir::Weights& w,
                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options);
   // The convolutions such an executor asks its context for, in order, without building their kernels
-  // (weights uploaded, activations placed): what rt::CompileAhead's processes compile.
+  // (weights uploaded, activations placed): what rt::compile_shard's processes compile.
   static Expected<std::vector<ConvSpec>> conv_specs(const ir::Graph& g, const ir::Weights& w,
                                                     const sched::ExecutionPlan& plan, const ExecutorOptions& options);
   ~Executor();
