@@ -571,7 +571,17 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r,
   const size_t workers = a.options.extra_models.size() + 1;
   const ios::sched::WorkerLoad load = ios::sched::worker_load(r.timeline, workers);
   std::string parts;
-  if (workers > 1 && !r.timeline.empty()) parts = " (" + load.summary() + ")";
+  if (workers > 1 && !r.timeline.empty()) {
+    parts = " (" + load.summary();
+    if (a.options.idle_workers) {
+      const ios::sched::IdleWorkers::Stats lent = a.options.idle_workers->stats();
+      parts += "; workers out of parts timed " + std::to_string(lent.stages_lent) + " stages for the others in " +
+               std::to_string(lent.chunks_lent) + " chunks";
+      a.report.json["search_time"]["stages_lent"] = lent.stages_lent;
+      a.report.json["search_time"]["chunks_lent"] = lent.chunks_lent;
+    }
+    parts += ")";
+  }
   std::string calibrating;
   const std::vector<double>& slots = calibration.slot_seconds;
   if (calibration.seconds > 0) {
@@ -595,21 +605,21 @@ void print_search_time(OptimizeArgs& a, const ios::sched::OptimizeResult& r,
   nlohmann::json timeline = nlohmann::json::array();
   for (const auto& t : r.timeline)
     timeline.push_back({{"worker", t.worker}, {"ops", t.ops}, {"start_s", t.start_s}, {"end_s", t.end_s}});
-  a.report.json["search_time"] = {{"policy_seconds", r.policy_seconds},
-                                  {"calibration_seconds", calibration.seconds},
-                                  {"calibration_slot_seconds", calibration.slot_seconds},
-                                  {"calibration_network_build_seconds", calibration.network_build.seconds},
-                                  {"calibration_network_build_parts",
-                                   {{"setup", calibration.network_build.parts.setup},
-                                    {"memory", calibration.network_build.parts.memory},
-                                    {"kernels", calibration.network_build.parts.kernels},
-                                    {"weights", calibration.network_build.parts.weights},
-                                    {"capture", calibration.network_build.parts.capture},
-                                    {"instantiate", calibration.network_build.parts.instantiate}}},
-                                  {"barrier_seconds", r.barrier_seconds},
-                                  {"estimate_seconds", r.estimate_seconds},
-                                  {"worker_busy_seconds", load.busy_s},
-                                  {"parts", timeline}};
+  a.report.json["search_time"].update({{"policy_seconds", r.policy_seconds},
+                                       {"calibration_seconds", calibration.seconds},
+                                       {"calibration_slot_seconds", calibration.slot_seconds},
+                                       {"calibration_network_build_seconds", calibration.network_build.seconds},
+                                       {"calibration_network_build_parts",
+                                        {{"setup", calibration.network_build.parts.setup},
+                                         {"memory", calibration.network_build.parts.memory},
+                                         {"kernels", calibration.network_build.parts.kernels},
+                                         {"weights", calibration.network_build.parts.weights},
+                                         {"capture", calibration.network_build.parts.capture},
+                                         {"instantiate", calibration.network_build.parts.instantiate}}},
+                                       {"barrier_seconds", r.barrier_seconds},
+                                       {"estimate_seconds", r.estimate_seconds},
+                                       {"worker_busy_seconds", load.busy_s},
+                                       {"parts", timeline}});
 }
 
 // IOS's summary line, the search's statistics (DP policies only) and the memory plan, as text and JSON.
@@ -901,7 +911,7 @@ struct ExtraWorkers {
   std::vector<std::unique_ptr<ios::sched::CostModel>> models, views;
 
   Status add(OptimizeArgs& a, const ios::rt::MeasuredCostModel& first_model, Session& session,
-             ios::sched::StageCache& cache) {
+             ios::sched::StageCache& cache, ios::sched::IdleWorkers& idle) {
     auto devices = ios::rt::select_devices(a.devices);
     if (!devices) return devices.status();
     auto first = session.context();
@@ -911,14 +921,15 @@ struct ExtraWorkers {
     ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ios::rt::Context>> others, other_devices(a, session, *devices));
     for (size_t i = 0; i < devices->size(); ++i) {
       std::shared_ptr<ios::rt::Context> device_first = i == 0 ? *first : others[i - 1];
-      if (i > 0) add_worker(device_first, first_model, a, session, cache);
+      if (i > 0) add_worker(device_first, first_model, a, session, cache, idle);
       for (int w = 1; w < a.workers_per_gpu.value_or(OptimizeArgs::kDefaultWorkersPerGpu); ++w) {
         auto sibling = device_first->sibling();
         if (!sibling) return sibling.status().with_context("device " + std::to_string((*devices)[i]));
-        add_worker(*sibling, first_model, a, session, cache);
+        add_worker(*sibling, first_model, a, session, cache, idle);
       }
     }
     CHECK_CUDA(cudaSetDevice((*devices)[0]));
+    if (!models.empty()) a.options.idle_workers = &idle;
     return Status::ok();
   }
 
@@ -947,13 +958,13 @@ struct ExtraWorkers {
   }
 
   void add_worker(std::shared_ptr<ios::rt::Context> ctx, const ios::rt::MeasuredCostModel& first_model, OptimizeArgs& a,
-                  Session& session, ios::sched::StageCache& cache) {
+                  Session& session, ios::sched::StageCache& cache, ios::sched::IdleWorkers& idle) {
     ios::rt::MeasuredCostModel::Params params;
     params.config = session.config;
     params.rule = a.timing_rule();
     contexts.push_back(ctx);
     models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model, params, std::move(ctx)));
-    views.push_back(cache.worker(*models.back()));
+    views.push_back(cache.worker(idle.add(*models.back())));
     a.options.extra_models.push_back(views.back().get());
   }
 };
@@ -997,12 +1008,15 @@ int cmd_optimize(OptimizeArgs& a) {
                  "|" + ios::rt::MeasuredCostModel::kFigureFormat;
 #endif
   if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
-  ios::sched::StageCache cache(**model, cache_key);
+  // Every worker's measuring model, pooled so that workers out of parts time stages for the others; it
+  // outlives the cache and the views that measure through it.
+  ios::sched::IdleWorkers idle_workers;
+  ios::sched::StageCache cache(idle_workers.add(**model), cache_key);
 #ifdef IOS_WITH_RUNTIME
   const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(model->get());
   ExtraWorkers extra;
   if (measured && is_dp(*policy))
-    if (Status s = extra.add(a, *measured, *session, cache); !s) return fail(s);
+    if (Status s = extra.add(a, *measured, *session, cache, idle_workers); !s) return fail(s);
 #endif
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);

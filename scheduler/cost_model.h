@@ -64,6 +64,9 @@ class CostModel {
   // What its measurements occupy: models of one lane (one GPU) time one after another, models of
   // different lanes may time side by side. Empty: none (the default; figures cost no device time).
   virtual std::string lane() const { return ""; }
+  // Search workers waiting to time a share of this model's requests beside it (IdleWorkers): a DP then
+  // asks for more stages at once. Default 0.
+  virtual size_t spare_workers() const { return 0; }
   // Values a model measured once and applies to all its figures (a measuring model's corrections), by
   // name. A stage cache file keeps them beside the figures and gives them back when loaded, so that the
   // file's figures and new ones are corrected alike. A model without any has none and ignores a file's
@@ -212,6 +215,7 @@ class StageCache : public CostModel {
     return own_.network_latencies_ms(g, s, barrier_sets, batch);
   }
   std::string lane() const override { return own_.lane(); }
+  size_t spare_workers() const override { return own_.spare_workers(); }
   std::map<std::string, double> calibration() const override { return own_.calibration(); }
   Status adopt_calibration(const std::map<std::string, double>& values) override {
     return own_.adopt_calibration(values);
@@ -249,6 +253,7 @@ class StageCache : public CostModel {
                                                        const std::vector<std::vector<int>>& barrier_sets,
                                                        int batch) override;
     std::string lane() const override { return inner_.lane(); }
+    size_t spare_workers() const override { return inner_.spare_workers(); }
     std::map<std::string, double> calibration() const override { return inner_.calibration(); }
     Status adopt_calibration(const std::map<std::string, double>& values) override {
       return inner_.adopt_calibration(values);

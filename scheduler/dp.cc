@@ -423,10 +423,14 @@ class PartDp {
 
   // Costs candidates[from] if it is not costed yet, with the next uncosted candidates the DP may reach
   // (floors under `bound`) up to the stage batch. Before the state has any bound, the first candidate
-  // goes alone: its cost is the bound that prunes most of the rest.
+  // goes alone: its cost is the bound that prunes most of the rest. Workers waiting beside the model
+  // (CostModel::spare_workers) time a share of each request side by side, so while they wait the batch
+  // grows by theirs: stages a better one among them then prunes were timed on otherwise idle GPUs.
   Status cost_ahead(const std::vector<Candidate>& candidates, size_t from, double bound) {
     if (costed(candidates[from].ending, candidates[from].merge)) return Status::ok();
-    const size_t batch = std::isinf(bound) && options_.bound_pruning ? 1 : size_t(std::max(options_.stage_batch, 1));
+    const size_t spare = model_->spare_workers();
+    const size_t batch =
+        (std::isinf(bound) && options_.bound_pruning ? 1 : size_t(std::max(options_.stage_batch, 1))) * (1 + spare);
     std::vector<std::pair<Mask, bool>> todo;
     std::vector<double> limits;  // past it, the stage loses to the best ending so far
     for (size_t j = from; j < candidates.size() && todo.size() < batch; ++j) {

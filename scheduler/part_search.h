@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scheduler/dp.h"
+#include "scheduler/idle_workers.h"
 
 namespace ios::sched {
 
@@ -25,6 +26,9 @@ struct PartSearchOptions {
   DpOptions dp;
   bool reuse_parts = true;  // copies take their original's solution (off: every part is searched, as IOS does)
   std::function<void(const SearchProgress&)> on_part;  // after every part, from the calling thread
+  // The workers' measuring models wrapped in one pool, worker i's the i-th added (null: none). A worker
+  // without parts left then times other workers' stages until every part is done.
+  IdleWorkers* idle_workers = nullptr;
 };
 
 // When a searched part (not a copy) ran: which worker, seconds from the search's start.

@@ -215,6 +215,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
       dp.screen_margin = options.screen_margin;
       search.on_part = options.on_part;
       search.reuse_parts = options.reuse_parts;
+      search.idle_workers = options.idle_workers;
       std::vector<CostModel*> models = {&model};
       models.insert(models.end(), options.extra_models.begin(), options.extra_models.end());
       ASSIGN_OR_RETURN(PartSearchResult found, search_parts(g, search, models));

@@ -47,6 +47,9 @@ struct OptimizeOptions {
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts; after
   // the DP, those on other lanes (GPUs) time a share of the dataflow segments and barrier sets.
   std::vector<CostModel*> extra_models;
+  // DP: the measuring models of the model's and the extra models' workers, pooled in that order, so that
+  // workers without parts left time stages for the others (see PartSearchOptions). Null: not lent.
+  IdleWorkers* idle_workers = nullptr;
 };
 
 struct OptimizeResult {

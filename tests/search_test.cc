@@ -6,12 +6,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "models/models.h"
+#include "scheduler/idle_workers.h"
 #include "scheduler/part_search.h"
 #include "scheduler/policies.h"
 #include "scheduler/stage_timing.h"
@@ -348,6 +351,39 @@ TEST(PartSearch, TheTimelineHasEverySearchedPartOnceOnAWorkerThatExists) {
     workers.insert(t.worker);
   }
   EXPECT_GT(workers.size(), 1u) << "the parts went to one worker";
+}
+
+TEST(PartSearch, TheFirstPartsGoOneToEachGpuBeforeAnyGpuGetsASecond) {
+  auto g = models::nasnet(6, 32);
+  ASSERT_TRUE(g);
+  class OnLane : public TableCostModel {
+   public:
+    explicit OnLane(std::string lane) : TableCostModel(signature_latency), lane_(std::move(lane)) {}
+    std::string lane() const override { return lane_; }
+    Expected<double> stage_latency_ms(const ir::Graph& graph, const Stage& st, int batch) override {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // a part takes long enough to be seen
+      return TableCostModel::stage_latency_ms(graph, st, batch);
+    }
+
+   private:
+    std::string lane_;
+  };
+  // Workers 0 and 1 on GPU 0, 2 and 3 on GPU 1.
+  OnLane first("cuda:0"), sibling("cuda:0"), other("cuda:1"), other_sibling("cuda:1");
+  StageCache cache(first, "t");
+  std::vector<std::unique_ptr<CostModel>> views;
+  OptimizeOptions o;
+  for (OnLane* m : {&sibling, &other, &other_sibling}) {
+    views.push_back(cache.worker(*m));
+    o.extra_models.push_back(views.back().get());
+  }
+  auto r = optimize(*g, o, cache);
+  ASSERT_TRUE(r) << r.status().to_string();
+  std::vector<PartTiming> by_size = r->timeline;  // the search's order: largest first, then search order
+  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.ops > b.ops; });
+  ASSERT_GE(by_size.size(), 2u);
+  EXPECT_EQ(std::set<size_t>({by_size[0].worker, by_size[1].worker}), std::set<size_t>({0, 2}))
+      << "the two largest parts: workers " << by_size[0].worker << " and " << by_size[1].worker;
 }
 
 TEST(PartSearch, WorkerLoadSumsBusyTimePerWorkerAndNamesThePartThatEndedLast) {
@@ -755,6 +791,254 @@ TEST(StageCacheKeys, SignaturesHashToFixedWidthKeysWithoutCollisionsOverARealSea
   EXPECT_EQ(hashes.size(), signatures.size());
   for (const std::string& h : hashes) EXPECT_EQ(h.size(), 32u);
   EXPECT_NE(signature_hash("a"), signature_hash("b"));
+}
+
+// ---------- idle workers ----------
+
+// Answers signature_latency, records what it timed, and can be told to hold each request until another
+// model has been asked (so that a waiting worker surely takes its chunk) or to fail.
+class GatedModel : public CostModel {
+ public:
+  std::string name() const override { return "gated"; }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int) override {
+    return signature_latency(g, st);
+  }
+  Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages, int) override {
+    if (wait_for && !wait_for->asked_within(std::chrono::seconds(20)))
+      return error(ErrorCode::kRuntimeError, "the other model was never asked");
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      timed.insert(timed.end(), stages.begin(), stages.end());
+      asked_ = true;
+    }
+    asked_cv_.notify_all();
+    if (fails) return error(ErrorCode::kRuntimeError, "GPU 2 fell off the bus");
+    std::vector<double> out;
+    for (const Stage& st : stages) out.push_back(signature_latency(g, st));
+    return out;
+  }
+  std::string lane() const override { return lane_name; }
+  bool asked_within(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return asked_cv_.wait_for(lock, limit, [&] { return asked_; });
+  }
+  GatedModel* wait_for = nullptr;
+  bool fails = false;
+  std::string lane_name;
+  std::vector<Stage> timed;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable asked_cv_;
+  bool asked_ = false;
+};
+
+std::vector<Stage> single_op_stages(int count) {
+  std::vector<Stage> out;
+  for (int i = 1; i <= count; ++i) out.push_back(Stage{StageKind::kConcurrent, {{ir::NodeId(i)}}});
+  return out;
+}
+
+// Blocks until `pool` has a waiting worker (serve() is on another thread).
+void wait_for_spare(const CostModel& asker) {
+  while (asker.spare_workers() == 0) std::this_thread::yield();
+}
+
+TEST(IdleWorkers, AWaitingWorkerTimesAChunkOfAnotherWorkersRequestAndTheAnswersKeepTheirOrder) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  GatedModel busy, idle;
+  busy.wait_for = &idle;
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(idle);
+  pool.open();
+  std::thread helper([&] { pool.serve(1); });
+  wait_for_spare(asker);
+  EXPECT_EQ(asker.spare_workers(), 1u);
+  const std::vector<Stage> stages = single_op_stages(6);
+  auto ms = asker.stage_latencies_ms(*g, stages, 1);
+  pool.close();
+  helper.join();
+  ASSERT_TRUE(ms) << ms.status().to_string();
+  ASSERT_EQ(ms->size(), stages.size());
+  for (size_t i = 0; i < stages.size(); ++i) EXPECT_DOUBLE_EQ((*ms)[i], signature_latency(*g, stages[i])) << i;
+  // Contiguous halves: the asker the first, the waiting worker the second.
+  EXPECT_EQ(busy.timed, std::vector<Stage>(stages.begin(), stages.begin() + 3));
+  EXPECT_EQ(idle.timed, std::vector<Stage>(stages.begin() + 3, stages.end()));
+  EXPECT_EQ(pool.stats().chunks_lent, 1);
+  EXPECT_EQ(pool.stats().stages_lent, 3);
+  EXPECT_EQ(asker.spare_workers(), 0u) << "closed";
+}
+
+TEST(IdleWorkers, WithoutAWaitingWorkerOrAfterCloseTheAskerTimesEverything) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  GatedModel own, other;
+  IdleWorkers pool;
+  CostModel& asker = pool.add(own);
+  pool.add(other);
+  pool.open();
+  ASSERT_TRUE(asker.stage_latencies_ms(*g, single_op_stages(4), 1));
+  pool.close();
+  std::thread helper([&] { pool.serve(1); });  // returns at once: closed
+  helper.join();
+  ASSERT_TRUE(asker.stage_latencies_ms(*g, single_op_stages(4), 1));
+  EXPECT_EQ(own.timed.size(), 8u);
+  EXPECT_TRUE(other.timed.empty());
+  EXPECT_EQ(pool.stats().chunks_lent, 0);
+}
+
+TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  GatedModel busy, sibling, other_gpu;
+  busy.lane_name = sibling.lane_name = "cuda:0";
+  other_gpu.lane_name = "cuda:1";
+  busy.wait_for = &other_gpu;
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(sibling);
+  pool.add(other_gpu);
+  pool.open();
+  std::thread on_same_gpu([&] { pool.serve(1); });
+  while (pool.waiting() < 1) std::this_thread::yield();
+  EXPECT_EQ(asker.spare_workers(), 0u) << "its sibling on the same GPU counted";
+  std::thread on_other_gpu([&] { pool.serve(2); });
+  while (pool.waiting() < 2) std::this_thread::yield();
+  EXPECT_EQ(asker.spare_workers(), 1u);
+  auto ms = asker.stage_latencies_ms(*g, single_op_stages(6), 1);
+  pool.close();
+  on_same_gpu.join();
+  on_other_gpu.join();
+  ASSERT_TRUE(ms) << ms.status().to_string();
+  EXPECT_TRUE(sibling.timed.empty());
+  EXPECT_EQ(other_gpu.timed.size(), 3u);
+  EXPECT_EQ(busy.timed.size(), 3u);
+}
+
+TEST(IdleWorkers, AWaitingWorkersErrorReachesTheAsker) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  GatedModel busy, broken;
+  busy.wait_for = &broken;
+  broken.fails = true;
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(broken);
+  pool.open();
+  std::thread helper([&] { pool.serve(1); });
+  wait_for_spare(asker);
+  auto ms = asker.stage_latencies_ms(*g, single_op_stages(2), 1);
+  pool.close();
+  helper.join();
+  ASSERT_FALSE(ms);
+  EXPECT_NE(ms.status().message().find("fell off the bus"), std::string::npos) << ms.status().message();
+}
+
+TEST(IdleWorkers, LimitsTravelWithTheirStages) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  class LimitRecording : public GatedModel {
+   public:
+    Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                             const std::vector<double>& limits, int batch) override {
+      for (size_t i = 0; i < stages.size(); ++i) seen[stages[i].groups[0][0]] = limits[i];
+      return stage_latencies_ms(g, stages, batch);
+    }
+    std::map<ir::NodeId, double> seen;
+  } busy, idle;
+  busy.wait_for = &idle;
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(idle);
+  pool.open();
+  std::thread helper([&] { pool.serve(1); });
+  wait_for_spare(asker);
+  auto ms = asker.limited_stage_latencies_ms(*g, single_op_stages(4), {10, 20, 30, 40}, 1);
+  pool.close();
+  helper.join();
+  ASSERT_TRUE(ms) << ms.status().to_string();
+  EXPECT_EQ(busy.seen, (std::map<ir::NodeId, double>{{1, 10}, {2, 20}}));
+  EXPECT_EQ(idle.seen, (std::map<ir::NodeId, double>{{3, 30}, {4, 40}}));
+  EXPECT_FALSE(asker.limited_stage_latencies_ms(*g, single_op_stages(4), {10}, 1)) << "one limit for four stages";
+}
+
+TEST(IdleWorkers, SpareWorkersMakeTheDpAskMoreStagesAtOnceForTheSameSchedule) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  class Spare : public BatchRecordingModel {
+   public:
+    size_t spare_workers() const override { return spare; }
+    size_t spare = 0;
+  };
+  Expected<OptimizeResult> r[2] = {error(ErrorCode::kNotFound, ""), error(ErrorCode::kNotFound, "")};
+  size_t largest[2] = {0, 0};
+  for (int spare : {0, 1}) {
+    Spare model;
+    model.spare = spare ? 3 : 0;
+    OptimizeOptions o;
+    o.max_part_size = 50;
+    o.stage_batch = 4;
+    r[spare] = optimize(*g, o, model);
+    ASSERT_TRUE(r[spare]) << r[spare].status().to_string();
+    for (const auto& request : model.requests) {
+      const bool floors = std::all_of(request.begin(), request.end(),
+                                      [](const Stage& st) { return st.groups.size() == 1 && st.ops().size() == 1; });
+      if (!floors) largest[spare] = std::max(largest[spare], request.size());
+    }
+  }
+  EXPECT_EQ(stage_lists(r[1]->schedule), stage_lists(r[0]->schedule));
+  EXPECT_DOUBLE_EQ(r[1]->schedule.meta.latency_ms, r[0]->schedule.meta.latency_ms);
+  EXPECT_LE(largest[0], 4u);
+  EXPECT_GT(largest[1], 4u);
+  EXPECT_LE(largest[1], 16u);  // the batch times (1 + 3 spare workers)
+  EXPECT_LT(r[1]->stats.cost_requests, r[0]->stats.cost_requests);
+}
+
+TEST(IdleWorkers, ASearchWithWorkersLentGivesOneWorkersScheduleAndMeasuresEachStageOnce) {
+  models::ModelOptions mo;
+  mo.nasnet_filters = 32, mo.nasnet_stem_filters = 16;
+  auto g = models::build_model("nasnet", mo);
+  ASSERT_TRUE(g);
+  const WorkerRun one = search_with_workers(*g, 1);
+  std::vector<std::unique_ptr<CountingModel>> inner;
+  for (int i = 0; i < 4; ++i) inner.push_back(std::make_unique<CountingModel>(*g));
+  IdleWorkers pool;
+  StageCache cache(pool.add(*inner[0]), "t");
+  std::vector<std::unique_ptr<CostModel>> views;
+  OptimizeOptions o;
+  for (size_t i = 1; i < inner.size(); ++i) {
+    views.push_back(cache.worker(pool.add(*inner[i])));
+    o.extra_models.push_back(views.back().get());
+  }
+  o.idle_workers = &pool;
+  auto lent = optimize(*g, o, cache);
+  ASSERT_TRUE(one.result && lent) << lent.status().to_string();
+  EXPECT_EQ(stage_lists(lent->schedule), stage_lists(one.result->schedule));
+  EXPECT_EQ(lent->stats.states, one.result->stats.states);
+  std::vector<std::string> asked;
+  for (const auto& m : inner) {
+    auto a = m->asked();
+    asked.insert(asked.end(), a.begin(), a.end());
+  }
+  EXPECT_EQ(std::set<std::string>(asked.begin(), asked.end()).size(), asked.size()) << "a stage was measured twice";
+  EXPECT_EQ(cache.spare_workers(), 0u) << "the search closed the pool";
+}
+
+TEST(IdleWorkers, APoolOfAnotherSizeThanTheWorkersIsAnError) {
+  auto g = models::nasnet(6, 32);
+  ASSERT_TRUE(g);
+  TableCostModel a(signature_latency), b(signature_latency);
+  IdleWorkers pool;
+  StageCache cache(pool.add(a), "t");
+  auto view = cache.worker(b);  // not pooled
+  OptimizeOptions o;
+  o.extra_models = {view.get()};
+  o.idle_workers = &pool;
+  auto r = optimize(*g, o, cache);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("1 models pooled for 2 workers"), std::string::npos) << r.status().message();
 }
 
 }  // namespace
