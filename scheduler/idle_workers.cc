@@ -79,12 +79,18 @@ CostModel& IdleWorkers::add(CostModel& model) {
   models_.push_back(&model);
   lanes_.push_back(model.lane());
   waiting_.push_back(false);
+  out_of_parts_.push_back(false);
   askers_.push_back(std::make_unique<Asker>(*this, models_.size() - 1));
   return *askers_.back();
 }
 
 bool IdleWorkers::may_help(size_t helper, size_t asker) const {
-  return helper != asker && (lanes_[helper].empty() || lanes_[helper] != lanes_[asker]);
+  if (helper == asker) return false;
+  if (lanes_[helper].empty()) return true;
+  if (lanes_[helper] == lanes_[asker]) return false;
+  for (size_t w = 0; w < lanes_.size(); ++w)
+    if (lanes_[w] == lanes_[helper] && !out_of_parts_[w]) return false;
+  return true;
 }
 
 size_t IdleWorkers::spare_locked(size_t asker) const {
@@ -111,6 +117,8 @@ IdleWorkers::Stats IdleWorkers::stats() const {
 
 void IdleWorkers::serve(size_t i) {
   std::unique_lock<std::mutex> lock(mutex_);
+  out_of_parts_[i] = true;
+  queued_.notify_all();  // its lane may have become free: waiting siblings may now take chunks
   for (;;) {
     auto mine = queue_.end();  // the first queued chunk this worker may time
     waiting_[i] = true;
@@ -135,6 +143,7 @@ void IdleWorkers::serve(size_t i) {
 void IdleWorkers::open() {
   std::lock_guard<std::mutex> lock(mutex_);
   closed_ = false;
+  std::fill(out_of_parts_.begin(), out_of_parts_.end(), false);
 }
 
 void IdleWorkers::close() {

@@ -5,11 +5,11 @@
 // its stage cache view): a request of several stages that reaches it (the cache's misses) is cut in
 // contiguous chunks, the asker timing the first while waiting workers time the others with their own
 // models, side by side. A chunk no helper has started when the asker is done, the asker times itself.
-// Only workers on other lanes (CostModel::lane: other GPUs) help: a worker on the asker's GPU times on
-// the same GPU and would only take GPU time from it (RandWire fp32 on one H200: 3 % slower with its
-// sibling helping). The wrapped model also tells the DP how many workers wait (CostModel::spare_workers),
-// so that it asks for more stages at once while they do. Figures come from the same models either way:
-// the schedule does not depend on who timed a stage beyond measurement noise.
+// Only workers of a lane (CostModel::lane: a GPU) whose workers are all out of parts help, and only
+// workers of other lanes: a worker helping on a GPU where a part is still searched takes GPU time from
+// that part (RandWire fp32 on one H200: 3 % slower with its sibling helping). The wrapped model also tells the DP how
+// many workers wait (CostModel::spare_workers), so that it asks for more stages at once while they do. Figures come
+// from the same models either way: the schedule does not depend on who timed a stage beyond measurement noise.
 #pragma once
 
 #include <condition_variable>
@@ -58,8 +58,8 @@ class IdleWorkers {
   // job(model, first, end) answers entries [first, end) of a request of n with `model`.
   using Job = std::function<Answer(CostModel&, size_t, size_t)>;
   Answer spread(size_t asker, size_t n, const Job& job);
-  // Whether worker `helper` may time worker `asker`'s chunks: another lane (a model without a lane is one
-  // of its own).
+  // Whether worker `helper` may time worker `asker`'s chunks: another lane, every worker of which is out
+  // of parts (a model without a lane is a lane of its own).
   bool may_help(size_t helper, size_t asker) const;
   size_t spare_locked(size_t asker) const;  // waiting workers that may help it, less the chunks queued
   size_t spare(size_t asker) const;
@@ -70,8 +70,9 @@ class IdleWorkers {
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable queued_, answered_;
   std::deque<std::shared_ptr<Task>> queue_;
-  std::vector<bool> waiting_;  // by worker: in serve() without a chunk
-  bool closed_ = true;         // until open()
+  std::vector<bool> waiting_;       // by worker: in serve() without a chunk
+  std::vector<bool> out_of_parts_;  // by worker: in serve(), waiting or timing a chunk
+  bool closed_ = true;              // until open()
   Stats stats_;
 };
 

@@ -917,6 +917,26 @@ TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
   EXPECT_EQ(busy.timed.size(), 3u);
 }
 
+TEST(IdleWorkers, WorkersHelpOnlyOnceEveryWorkerOfTheirGpuIsOutOfParts) {
+  GatedModel busy, helper, still_searching;
+  busy.lane_name = "cuda:0";
+  helper.lane_name = still_searching.lane_name = "cuda:1";
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(helper);
+  pool.add(still_searching);
+  pool.open();
+  std::thread first([&] { pool.serve(1); });
+  while (pool.waiting() < 1) std::this_thread::yield();
+  EXPECT_EQ(asker.spare_workers(), 0u) << "its GPU still searches a part";
+  std::thread second([&] { pool.serve(2); });
+  while (pool.waiting() < 2) std::this_thread::yield();
+  EXPECT_EQ(asker.spare_workers(), 2u);
+  pool.close();
+  first.join();
+  second.join();
+}
+
 TEST(IdleWorkers, AWaitingWorkersErrorReachesTheAsker) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
