@@ -53,28 +53,33 @@ Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch
   std::unique_lock<std::mutex> lock(cal.mutex);
   if (!cal.shares.count(batch) && !cal.failed.count(batch) && !cal.jobs.count(batch))
     cal.jobs.emplace(batch, deal_calibration(g));
-  for (auto it = cal.jobs.find(batch); it != cal.jobs.end(); it = cal.jobs.find(batch)) {
-    CalibrationJob& job = it->second;  // erased only once every slot is finished
-    const std::optional<size_t> slot = job.pick();
+  const std::string own_lane = lane();
+  while (!cal.shares.count(batch) && !cal.failed.count(batch)) {
+    CalibrationJob& job = cal.jobs.at(batch);  // erased only once it ended and no worker times a slot of it
+    const std::optional<size_t> slot = job.pick(own_lane);
     if (!slot) {
       cal.changed.wait(lock);
       continue;
     }
-    job.taken[*slot] = true;
+    job.lanes[*slot].push_back(own_lane);
+    ++job.running;
     lock.unlock();
     sched::NetworkBuild network_build;
     const Expected<ShareCalibration> figures = time_ops(g, job.ops[*slot], batch, boundary, *slot == 0, network_build);
     lock.lock();
-    if (*slot == 0) job.network_build = network_build;
+    --job.running;
+    if (*slot == 0 && !job.done[0]) job.network_build = network_build;
     finish_slot(batch, job, *slot, figures);
   }
   if (auto failed = cal.failed.find(batch); failed != cal.failed.end()) return failed->second;
   return cal.shares.at(batch).share;
 }
 
-std::optional<size_t> MeasuredCostModel::CalibrationJob::pick() const {
-  for (size_t s = 0; s < taken.size(); ++s)
-    if (!taken[s]) return s;
+std::optional<size_t> MeasuredCostModel::CalibrationJob::pick(const std::string& lane) const {
+  for (size_t s = 0; s < lanes.size(); ++s)
+    if (lanes[s].empty()) return s;
+  for (size_t s = 0; s < lanes.size(); ++s)
+    if (!done[s] && lanes[s].size() == 1 && lanes[s][0] != lane) return s;
   return std::nullopt;
 }
 
@@ -86,12 +91,19 @@ MeasuredCostModel::CalibrationJob MeasuredCostModel::deal_calibration(const ir::
   job.ops.resize(std::min(chunks, std::max<size_t>(stages.size(), 1)));
   for (size_t i = 0; i < stages.size(); ++i) job.ops[i % job.ops.size()].push_back(stages[i]);
   job.slot_seconds.assign(job.ops.size(), 0.0);
-  job.taken.assign(job.ops.size(), false);
+  job.lanes.assign(job.ops.size(), {});
+  job.done.assign(job.ops.size(), false);
   return job;
 }
 
 void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
                                     const Expected<ShareCalibration>& figures) {
+  Calibration& cal = *calibration_;
+  if (job.done[slot]) {  // a second worker's figures, or the first's after a second
+    if (job.finished == job.ops.size() && job.running == 0) cal.jobs.erase(batch);
+    return;
+  }
+  job.done[slot] = true;
   job.slot_seconds[slot] = seconds_since(job.start);
   if (!figures && job.failure.is_ok()) job.failure = figures.status();
   if (figures) {
@@ -102,7 +114,6 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
       job.sums.network_ms = figures->network_ms, job.sums.prefetched_network_ms = figures->prefetched_network_ms;
   }
   if (++job.finished < job.ops.size()) return;
-  Calibration& cal = *calibration_;
   if (!job.failure.is_ok()) {
     cal.failed.emplace(batch, job.failure);
   } else {
@@ -114,7 +125,7 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
   cal.seconds += seconds_since(job.start);
   cal.slot_seconds = job.slot_seconds;
   cal.network_build = job.network_build;
-  cal.jobs.erase(batch);
+  if (job.running == 0) cal.jobs.erase(batch);
   cal.changed.notify_all();
 }
 

@@ -122,17 +122,23 @@ class MeasuredCostModel : public sched::CostModel {
   // share 1 instead of 0, H200, session 31). A worker that asks for the share meanwhile takes the next slot
   // left and times it on its own thread and context, so that the search's GPUs share the work (the first to
   // ask takes slot 0, the longest) and a worker that never asks holds nothing up. An op's warm and cold
-  // figures come from one GPU; the GPUs are of one model (select_devices).
+  // figures come from one GPU; the GPUs are of one model (select_devices). A worker that finds no slot
+  // left times once more a slot that a worker of another GPU still times: a GPU's first slot also builds
+  // its first kernels and re-tunes one (Context::build_kernel), and ended the calibration 0.2-0.3 s after
+  // the others (NasNet fp32 on 4 x H200, session 35). A slot's figures are the first to finish it.
   struct CalibrationJob {
-    std::vector<std::vector<sched::Stage>> ops;  // by slot
-    std::vector<bool> taken;
-    ShareCalibration sums;  // of the slots finished
-    size_t finished = 0;
+    std::vector<std::vector<sched::Stage>> ops;   // by slot
+    std::vector<std::vector<std::string>> lanes;  // by slot: the lanes of the workers that took it
+    std::vector<bool> done;                       // by slot: its figures are in
+    ShareCalibration sums;                        // of the slots done
+    size_t finished = 0;                          // slots done
+    size_t running = 0;  // workers timing a slot: the job outlives the calibration until none is
     Status failure = Status::ok();
     WallClock::time_point start = WallClock::now();
     std::vector<double> slot_seconds;  // by slot: from the job's start to the slot's end
     sched::NetworkBuild network_build;
-    std::optional<size_t> pick() const;  // the next slot left, if any
+    // The next slot nobody took; else the first slot not done that one worker of another lane takes alone.
+    std::optional<size_t> pick(const std::string& lane) const;
   };
   // Slots per worker when a search has several: small enough that the workers finish together.
   static constexpr size_t kCalibrationChunksPerWorker = 4;
@@ -159,8 +165,8 @@ class MeasuredCostModel : public sched::CostModel {
   Expected<double> cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary);
   // Under calibration_->mutex: the job for a calibration this model is the first to ask for.
   CalibrationJob deal_calibration(const ir::Graph& g) const;
-  // Under calibration_->mutex: a slot's figures added to its job; the last one sets the share (or the
-  // failure) and ends the job.
+  // Under calibration_->mutex: a slot's figures added to its job unless the slot is done already; the last
+  // slot sets the share (or the failure); the job is erased once no worker times a slot of it.
   void finish_slot(int batch, CalibrationJob& job, size_t slot, const Expected<ShareCalibration>& figures);
   // The sequential schedule's `ops` (single-op stages) timed warm and cold on this model's GPU, summed;
   // with `networks`, the whole schedule too (ShareCalibration::network_ms and prefetched_network_ms).

@@ -1191,6 +1191,44 @@ TEST(GpuRuntime, TheColdShareCalibratedOnTwoGpusAddsUpAsOnOne) {
   EXPECT_NEAR(shares[1].network_ms, shares[0].network_ms, 0.25 * shares[0].network_ms);
 }
 
+// Workers on two GPUs asking at once: a worker out of slots times again a slot the other GPU still times
+// (its first kernels' builds), and each slot counts once, whoever finishes it first.
+TEST(GpuRuntime, TwoGpusCalibratingAtOnceCountEveryOpOnce) {
+  SKIP_WITHOUT_GPU();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs two GPUs";
+  const ir::Graph g = testing::inception_block(64, 28);
+  MeasuredCostModel::Params params;
+  params.rule.l2 = sched::L2Timing::kColdShare;
+  std::vector<std::unique_ptr<MeasuredCostModel>> models;
+  for (int device : {0, 1}) {
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+    auto context = Context::create(ContextOptions{});
+    ASSERT_TRUE(context) << context.status().to_string();
+    models.push_back(device == 0 ? std::make_unique<MeasuredCostModel>(g, params, *context)
+                                 : std::make_unique<MeasuredCostModel>(*models[0], params, *context));
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  std::vector<Expected<double>> figures(2, error(ErrorCode::kNotFound, "not asked"));
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < 2; ++w)
+    workers.emplace_back([&, w] {
+      figures[w] =
+          models[w]->stage_latency_ms(g, sched::Stage{sched::StageKind::kConcurrent, {{ir::NodeId(w + 1)}}}, 1);
+    });
+  for (std::thread& t : workers) t.join();
+  for (size_t w = 0; w < 2; ++w) ASSERT_TRUE(figures[w]) << w << ": " << figures[w].status().to_string();
+  const auto c = models[0]->cold_share(1);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->ops, int(sched::all_stages(sched::sequential_schedule(g)).size()));
+  EXPECT_GT(c->network_ms, 0);
+  // The job is gone: a later batch calibrates anew on both.
+  ASSERT_TRUE(models[1]->stage_latency_ms(g, sched::Stage{sched::StageKind::kConcurrent, {{1}}}, 2));
+  ASSERT_TRUE(models[0]->cold_share(2));
+  EXPECT_EQ(models[0]->cold_share(2)->ops, c->ops);
+}
+
 // A stage replayed as its own CUDA graph pays a launch that inside the network's graph is one more
 // dependency: a microsecond or so on the H100, never negative, and taken off every figure.
 TEST(GpuRuntime, TheStageBoundaryIsMeasuredOnceAndIsAFewMicrosecondsAtMost) {
