@@ -839,10 +839,24 @@ std::vector<Stage> single_op_stages(int count) {
   return out;
 }
 
-// Blocks until `pool` has a waiting worker (serve() is on another thread).
-void wait_for_spare(const CostModel& asker) {
-  while (asker.spare_workers() == 0) std::this_thread::yield();
-}
+// Worker `i` of `pool` out of parts, serving on a thread of its own from construction (which returns once
+// it waits) until the pool is closed.
+class Serving {
+ public:
+  Serving(IdleWorkers& pool, size_t i) : pool_(pool) {
+    const size_t before = pool.waiting();
+    thread_ = std::thread([&pool, i] { pool.serve(i); });
+    while (pool.waiting() == before) std::this_thread::yield();
+  }
+  ~Serving() {
+    pool_.close();
+    thread_.join();
+  }
+
+ private:
+  IdleWorkers& pool_;
+  std::thread thread_;
+};
 
 TEST(IdleWorkers, AWaitingWorkerTimesAChunkOfAnotherWorkersRequestAndTheAnswersKeepTheirOrder) {
   auto g = models::inception_v3();
@@ -853,13 +867,11 @@ TEST(IdleWorkers, AWaitingWorkerTimesAChunkOfAnotherWorkersRequestAndTheAnswersK
   CostModel& asker = pool.add(busy);
   pool.add(idle);
   pool.open();
-  std::thread helper([&] { pool.serve(1); });
-  wait_for_spare(asker);
+  auto helper = std::make_unique<Serving>(pool, 1);
   EXPECT_EQ(asker.spare_workers(), 1u);
   const std::vector<Stage> stages = single_op_stages(6);
   auto ms = asker.stage_latencies_ms(*g, stages, 1);
-  pool.close();
-  helper.join();
+  helper.reset();  // closes the pool
   ASSERT_TRUE(ms) << ms.status().to_string();
   ASSERT_EQ(ms->size(), stages.size());
   for (size_t i = 0; i < stages.size(); ++i) EXPECT_DOUBLE_EQ((*ms)[i], signature_latency(*g, stages[i])) << i;
@@ -881,8 +893,7 @@ TEST(IdleWorkers, WithoutAWaitingWorkerOrAfterCloseTheAskerTimesEverything) {
   pool.open();
   ASSERT_TRUE(asker.stage_latencies_ms(*g, single_op_stages(4), 1));
   pool.close();
-  std::thread helper([&] { pool.serve(1); });  // returns at once: closed
-  helper.join();
+  pool.serve(1);  // returns at once: closed
   ASSERT_TRUE(asker.stage_latencies_ms(*g, single_op_stages(4), 1));
   EXPECT_EQ(own.timed.size(), 8u);
   EXPECT_TRUE(other.timed.empty());
@@ -901,16 +912,11 @@ TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
   pool.add(sibling);
   pool.add(other_gpu);
   pool.open();
-  std::thread on_same_gpu([&] { pool.serve(1); });
-  while (pool.waiting() < 1) std::this_thread::yield();
+  Serving on_same_gpu(pool, 1);
   EXPECT_EQ(asker.spare_workers(), 0u) << "its sibling on the same GPU counted";
-  std::thread on_other_gpu([&] { pool.serve(2); });
-  while (pool.waiting() < 2) std::this_thread::yield();
+  Serving on_other_gpu(pool, 2);
   EXPECT_EQ(asker.spare_workers(), 1u);
   auto ms = asker.stage_latencies_ms(*g, single_op_stages(6), 1);
-  pool.close();
-  on_same_gpu.join();
-  on_other_gpu.join();
   ASSERT_TRUE(ms) << ms.status().to_string();
   EXPECT_TRUE(sibling.timed.empty());
   EXPECT_EQ(other_gpu.timed.size(), 3u);
@@ -926,15 +932,10 @@ TEST(IdleWorkers, WorkersHelpOnlyOnceEveryWorkerOfTheirGpuIsOutOfParts) {
   pool.add(helper);
   pool.add(still_searching);
   pool.open();
-  std::thread first([&] { pool.serve(1); });
-  while (pool.waiting() < 1) std::this_thread::yield();
+  Serving first(pool, 1);
   EXPECT_EQ(asker.spare_workers(), 0u) << "its GPU still searches a part";
-  std::thread second([&] { pool.serve(2); });
-  while (pool.waiting() < 2) std::this_thread::yield();
+  Serving second(pool, 2);
   EXPECT_EQ(asker.spare_workers(), 2u);
-  pool.close();
-  first.join();
-  second.join();
 }
 
 TEST(IdleWorkers, AWaitingWorkersErrorReachesTheAsker) {
@@ -947,11 +948,8 @@ TEST(IdleWorkers, AWaitingWorkersErrorReachesTheAsker) {
   CostModel& asker = pool.add(busy);
   pool.add(broken);
   pool.open();
-  std::thread helper([&] { pool.serve(1); });
-  wait_for_spare(asker);
+  Serving helper(pool, 1);
   auto ms = asker.stage_latencies_ms(*g, single_op_stages(2), 1);
-  pool.close();
-  helper.join();
   ASSERT_FALSE(ms);
   EXPECT_NE(ms.status().message().find("fell off the bus"), std::string::npos) << ms.status().message();
 }
@@ -973,11 +971,8 @@ TEST(IdleWorkers, LimitsTravelWithTheirStages) {
   CostModel& asker = pool.add(busy);
   pool.add(idle);
   pool.open();
-  std::thread helper([&] { pool.serve(1); });
-  wait_for_spare(asker);
+  Serving helper(pool, 1);
   auto ms = asker.limited_stage_latencies_ms(*g, single_op_stages(4), {10, 20, 30, 40}, 1);
-  pool.close();
-  helper.join();
   ASSERT_TRUE(ms) << ms.status().to_string();
   EXPECT_EQ(busy.seen, (std::map<ir::NodeId, double>{{1, 10}, {2, 20}}));
   EXPECT_EQ(idle.seen, (std::map<ir::NodeId, double>{{3, 30}, {4, 40}}));
