@@ -1,15 +1,15 @@
-// A search's workers that have run out of parts, lent to those still searching. The parts go to one
-// worker per cost model, largest first; the last ones then run alone while the other workers idle
-// (NasNet fp32 on 4 x H200, session 34: eight workers busy 2.8-4.0 s of a 4.0 s span, the largest part
-// alone on its worker from start to end). IdleWorkers wraps each worker's measuring model (the one behind
-// its stage cache view): a request of several stages that reaches it (the cache's misses) is cut in
-// contiguous chunks, the asker timing the first while waiting workers time the others with their own
-// models, side by side. A chunk no helper has started when the asker is done, the asker times itself.
-// Only workers of a lane (CostModel::lane: a GPU) whose workers are all out of parts help, and only
-// workers of other lanes: a worker helping on a GPU where a part is still searched takes GPU time from
-// that part (RandWire fp32 on one H200: 3 % slower with its sibling helping). The wrapped model also tells the DP how
-// many workers wait (CostModel::spare_workers), so that it asks for more stages at once while they do. Figures come
-// from the same models either way: the schedule does not depend on who timed a stage beyond measurement noise.
+// A search's workers that have run out of parts, lent to those still searching. The parts go to one worker
+// per cost model, largest first; the last ones then run alone while the other workers idle (NasNet fp32 on
+// 4 x H200, session 34: eight workers busy 2.8-4.0 s of a 4.0 s span, the largest part alone on its worker
+// from start to end). IdleWorkers wraps each worker's measuring model (the one behind its stage cache
+// view): a request of several stages that reaches it (the cache's misses) is cut in contiguous chunks, the
+// asker timing the first while waiting workers time the others with their own models, side by side. A chunk
+// no helper has started when the asker is done, the asker times itself. Only workers of a lane
+// (CostModel::lane: a GPU) whose workers are all out of parts help, and only workers of other lanes: a
+// worker helping on a GPU where a part is still searched takes GPU time from that part (RandWire fp32 on
+// one H200: 3 % slower with its sibling helping). The wrapped model also tells the DP how many workers wait
+// (CostModel::spare_workers), so that it asks for more stages at once while they do. Figures come from the
+// same models either way: the schedule does not depend on who timed a stage beyond measurement noise.
 #pragma once
 
 #include <condition_variable>
