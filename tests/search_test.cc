@@ -353,9 +353,13 @@ TEST(PartSearch, TheTimelineHasEverySearchedPartOnceOnAWorkerThatExists) {
   EXPECT_GT(workers.size(), 1u) << "the parts went to one worker";
 }
 
-TEST(PartSearch, TheFirstPartsGoOneToEachGpuBeforeAnyGpuGetsASecond) {
+TEST(PartSearch, WithNoMorePartsThanWorkersThePartsGoOneToEachGpuBeforeAnyGpuGetsASecond) {
   auto g = models::nasnet(6, 32);
   ASSERT_TRUE(g);
+  TableCostModel table(signature_latency);
+  auto alone = optimize(*g, OptimizeOptions{}, table);
+  ASSERT_TRUE(alone);
+  const size_t parts = alone->parts - alone->parts_reused;
   class OnLane : public TableCostModel {
    public:
     explicit OnLane(std::string lane) : TableCostModel(signature_latency), lane_(std::move(lane)) {}
@@ -368,13 +372,15 @@ TEST(PartSearch, TheFirstPartsGoOneToEachGpuBeforeAnyGpuGetsASecond) {
    private:
     std::string lane_;
   };
-  // Workers 0 and 1 on GPU 0, 2 and 3 on GPU 1.
-  OnLane first("cuda:0"), sibling("cuda:0"), other("cuda:1"), other_sibling("cuda:1");
-  StageCache cache(first, "t");
+  // As many workers as parts: the first half on GPU 0, the second on GPU 1.
+  const size_t workers = parts + parts % 2;
+  std::vector<std::unique_ptr<OnLane>> inner;
+  for (size_t w = 0; w < workers; ++w) inner.push_back(std::make_unique<OnLane>(w < workers / 2 ? "cuda:0" : "cuda:1"));
+  StageCache cache(*inner[0], "t");
   std::vector<std::unique_ptr<CostModel>> views;
   OptimizeOptions o;
-  for (OnLane* m : {&sibling, &other, &other_sibling}) {
-    views.push_back(cache.worker(*m));
+  for (size_t w = 1; w < workers; ++w) {
+    views.push_back(cache.worker(*inner[w]));
     o.extra_models.push_back(views.back().get());
   }
   auto r = optimize(*g, o, cache);
@@ -382,7 +388,8 @@ TEST(PartSearch, TheFirstPartsGoOneToEachGpuBeforeAnyGpuGetsASecond) {
   std::vector<PartTiming> by_size = r->timeline;  // the search's order: largest first, then search order
   std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.ops > b.ops; });
   ASSERT_GE(by_size.size(), 2u);
-  EXPECT_EQ(std::set<size_t>({by_size[0].worker, by_size[1].worker}), std::set<size_t>({0, 2}))
+  // The lanes' first workers, 0 and workers / 2, take the two largest.
+  EXPECT_EQ(std::set<size_t>({by_size[0].worker, by_size[1].worker}), std::set<size_t>({0, workers / 2}))
       << "the two largest parts: workers " << by_size[0].worker << " and " << by_size[1].worker;
 }
 
