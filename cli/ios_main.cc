@@ -1117,11 +1117,12 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
   const ios::rt::KernelStats& k = ctx.kernel_stats();
   std::fprintf(
       report.text(),
-      "Convolutions: %d (%d with bias/activation fused, %d on the legacy API) | %s, from the kernel cache file %d (%d "
+      "Convolutions: %d (%d with bias/activation fused, %d on the legacy API, %d writing a packed output our kernel "
+      "copies into its slice) | %s, from the kernel cache file %d (%d "
       "of them compiled plans loaded; %d tuned again, kept from the file) | concat inputs written in place %d, copied "
       "%d | sums fused into convolutions "
       "%d (%d in the cuDNN graph)\n",
-      r.convs, r.fused, r.legacy, tuning_text(k).c_str(), k.from_file, k.plans_loaded, k.retuned,
+      r.convs, r.fused, r.legacy, r.output_copied, tuning_text(k).c_str(), k.from_file, k.plans_loaded, k.retuned,
       r.concat_inputs_in_place, r.concat_inputs_copied, r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines)
@@ -1336,6 +1337,7 @@ Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios:
   j["kernels"] = {{"convolutions", k.convs},
                   {"fused_bias_activation", k.fused},
                   {"legacy", k.legacy},
+                  {"output_copied", k.output_copied},
                   {"engines_tuned", ctx.kernel_stats().tuned},
                   {"engines_from_cache_file", ctx.kernel_stats().from_file},
                   {"engines_from_cache_file_tuned_again", ctx.kernel_stats().retuned},

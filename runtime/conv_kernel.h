@@ -6,7 +6,8 @@
 //    the convolution alone is tuned and bias/activation/residual run as a separate kernel.
 //    With graph-exhaustive, every engine of the operation graph with its default knobs and split-K
 //    variants are timed too (recorded as backend "graph-knobs": engine + the knobs set, replayed as such);
-//    with graph-rtc, the engines compiled at run time first where the convolution touches a strided slice.
+//    with graph-rtc, the engines compiled at run time first where the convolution touches a strided slice;
+//    on a strided output, the fastest precompiled engine also writing a packed tensor our kernel copies.
 //  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
 // The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
 // process builds the same engine without tuning.
@@ -130,6 +131,9 @@ class TuningBudget {
 // tensor would not have (NHWC concatenations and merged outputs; NCHW ones only beyond batch 1):
 // graph-rtc tuning then times the engines cuDNN compiles at run time first.
 bool touches_strided_slice(const ConvSpec& spec);
+// Whether the output is such a slice: graph tuning then also times the fastest precompiled engine writing a
+// packed tensor that our kernel copies into the slice (the choice's output_copied).
+bool writes_strided_slice(const ConvSpec& spec);
 
 struct ConvBuildOptions {
   ConvEngine engine = ConvEngine::kGraph;

@@ -919,6 +919,7 @@ KernelReport Executor::kernel_report() const {
       ++r.convs;
       r.fused += c.fused;
       r.legacy += c.backend == kLegacyBackend;
+      r.output_copied += c.output_copied;
       if (st.residual) ++(c.fused ? r.sums_in_conv : r.sums_in_epilogue);
     }
   r.concat_inputs_in_place = impl_->memory.terms_in_place;

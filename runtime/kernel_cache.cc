@@ -27,8 +27,9 @@ constexpr size_t kMaxFileBytes = size_t{64} << 20;
 json to_json(const KernelChoice& c) {
   json knobs = json::array();
   for (const auto& [type, value] : c.knobs) knobs.push_back({type, value});
-  return {{"backend", c.backend}, {"engine", c.engine}, {"knobs", knobs},           {"name", c.name},
-          {"fused", c.fused},     {"ms", c.ms},         {"workspace", c.workspace}, {"candidates", c.candidates}};
+  return {{"backend", c.backend}, {"engine", c.engine},       {"knobs", knobs},
+          {"name", c.name},       {"fused", c.fused},         {"output_copied", c.output_copied},
+          {"ms", c.ms},           {"workspace", c.workspace}, {"candidates", c.candidates}};
 }
 
 // Every field type- and range-checked before conversion (a float read as an integer is undefined
@@ -57,6 +58,8 @@ KernelChoice from_json(const json& j) {
   }
   c.name = value(json_string(field("name"), "'name'"));
   c.fused = value(json_bool(field("fused"), "'fused'"));
+  // Files written before outputs could be copied hold no such choice.
+  if (j.contains("output_copied")) c.output_copied = value(json_bool(j["output_copied"], "'output_copied'"));
   c.ms = value(json_number(field("ms"), "'ms'", 0, 1e6));
   c.workspace = value(json_integer(field("workspace"), "'workspace'", 0, kMax));
   c.candidates = static_cast<int>(value(json_integer(field("candidates"), "'candidates'", 0, 1 << 20)));

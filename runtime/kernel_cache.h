@@ -28,7 +28,8 @@ struct KernelChoice {
   std::vector<std::pair<int64_t, int64_t>> knobs;  // graph(-knobs): (knob type, value); legacy: {(0, math type)}
   std::string name;                                // engine tag as cuDNN names it, for reports
   bool fused = false;                              // bias and activation run inside the engine
-  double ms = 0;                                   // median time measured while tuning
+  bool output_copied = false;  // the engine writes a packed tensor, copied into the output's strides (graph)
+  double ms = 0;               // median time measured while tuning
   int64_t workspace = 0;
   int candidates = 0;  // how many engines were timed
   bool operator==(const KernelChoice&) const = default;

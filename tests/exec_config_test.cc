@@ -200,6 +200,29 @@ TEST_F(KernelCacheFile, RoundTripsEveryFieldOfEveryBackend) {
   EXPECT_FALSE(b.dirty());
 }
 
+TEST_F(KernelCacheFile, AnOutputCopiedChoiceComesBackAsOneAndEntriesWithoutTheFieldAreNot) {
+  rt::KernelCache a("env");
+  rt::KernelChoice copied = choice();
+  copied.output_copied = true;
+  a.put("copied", copied);
+  a.put("direct", choice());
+  ASSERT_TRUE(a.save(path).is_ok());
+  rt::KernelCache b("env");
+  EXPECT_EQ(b.load(path), "");
+  ASSERT_TRUE(b.find("copied") && b.find("direct"));
+  EXPECT_EQ(*b.find("copied"), copied);
+  EXPECT_EQ(*b.find("direct"), choice());
+  // As files written before the field existed hold their entries.
+  write(
+      "{\"format\":\"ios-kernel-cache\",\"version\":2,\"environment\":\"env\",\"kernels\":{\"old\":"
+      "{\"backend\":\"graph\",\"engine\":12,\"knobs\":[],\"name\":\"eng12\",\"fused\":true,\"ms\":0.01,"
+      "\"workspace\":0,\"candidates\":3}}}");
+  rt::KernelCache old("env");
+  EXPECT_EQ(old.load(path), "");
+  ASSERT_TRUE(old.find("old"));
+  EXPECT_FALSE(old.find("old")->output_copied);
+}
+
 TEST_F(KernelCacheFile, TwoContextsSavingToOneFileKeepEachOthersChoices) {
   rt::KernelCache first("H100|132"), second("H100|132");
   first.put("tuned by the first worker", choice());

@@ -333,6 +333,36 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
   }
 }
 
+// Every convolution rebuilt from the kernel cache as its engine writing a packed tensor that our kernel
+// copies into the output (NHWC concatenation slices, strided, among them) still matches the CPU reference.
+TEST(GpuKernelCache, EnginesWhoseOutputOurKernelCopiesMatchTheReference) {
+  SKIP_WITHOUT_GPU();
+  for (const char* precision : {"tf32", "fp16"}) {
+    const std::string file = ::testing::TempDir() + "/ios_output_copied_" + precision + ".json";
+    std::filesystem::remove(file);
+    std::filesystem::remove_all(KernelCache::plans_dir(file));
+    const std::string args = std::string("run --model inception_v3 --opt sequential --iters 5 --warmup 1 --check ") +
+                             "--precision " + precision + " --kernel-cache " + file;
+    const std::string tuned = run_ios(args);
+    EXPECT_NE(tuned.find("PASS"), std::string::npos) << tuned;
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    const std::string copied =
+        std::regex_replace(text, std::regex(R"("output_copied": *false)"), R"("output_copied": true)");
+    ASSERT_NE(copied, text) << "no choice to copy the output of";
+    std::ofstream(file, std::ios::trunc) << copied;
+    const std::string rebuilt = run_ios(args);
+    std::printf("%s\n", rebuilt.c_str());
+    EXPECT_NE(rebuilt.find("PASS"), std::string::npos) << rebuilt;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(rebuilt, m,
+                                  std::regex(R"(Convolutions: (\d+) \(\d+ with bias/activation fused, )"
+                                             R"(0 on the legacy API, (\d+) writing a packed output)")))
+        << rebuilt;
+    EXPECT_EQ(m[1], m[2]) << "every convolution's output copied";
+  }
+}
+
 // A compile-ahead process builds its shard of the network's runtime-compiled plans: the shards of two
 // processes add up to what one process builds alone.
 TEST(GpuCompileAhead, ShardsBuildTheNetworksRuntimeCompiledPlansBetweenThem) {
