@@ -15,20 +15,32 @@ namespace {
 template <typename T>
 __device__ float to_float(T v);
 template <>
-__device__ float to_float<float>(float v) { return v; }
+__device__ float to_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ float to_float<__half>(__half v) { return __half2float(v); }
+__device__ float to_float<__half>(__half v) {
+  return __half2float(v);
+}
 template <>
-__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
 
 template <typename T>
 __device__ T from_float(float v);
 template <>
-__device__ float from_float<float>(float v) { return v; }
+__device__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+__device__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 struct Coord {
   int b, c, p;
@@ -36,7 +48,8 @@ struct Coord {
 
 __device__ Coord coord(long long i, const Extent& e) {
   if (e.channels_inner)
-    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels), int((i / e.channels) % e.hw)};
+    return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int(i % e.channels),
+                 int((i / e.channels) % e.hw)};
   return Coord{int(i / (static_cast<long long>(e.hw) * e.channels)), int((i / e.hw) % e.channels), int(i % e.hw)};
 }
 
@@ -47,7 +60,7 @@ __device__ T& at(const DevTensor& t, const Coord& k) {
 
 __host__ __device__ long long total(const Extent& e) { return static_cast<long long>(e.batch) * e.channels * e.hw; }
 
-#define GRID_STRIDE_LOOP(i, n)                                                                       \
+#define GRID_STRIDE_LOOP(i, n)                                                               \
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<long long>(gridDim.x) * blockDim.x)
 
@@ -65,6 +78,29 @@ __global__ void gather_kernel(GatherArgs args, DevTensor dst, Extent e, bool acc
     T& out = at<T>(dst, k);
     out = from_float<T>(accumulate ? to_float(out) + acc : acc);
   }
+}
+
+// dst = src for channel-innermost tensors whose channels are contiguous: each row (one pixel's channels)
+// copied in 16-byte vectors. The general gather kernel divides 64-bit indexes per element and ran an
+// Inception V3 tf32 slice copy in 3.2 us where cuDNN's own slice copy takes 2.0 (H100).
+__global__ void copy_rows_kernel(const uint4* src, long long src_n, long long src_row, uint4* dst, long long dst_n,
+                                 long long dst_row, int hw, int row_vectors, long long vectors) {
+  GRID_STRIDE_LOOP(i, vectors) {
+    const long long row = i / row_vectors;
+    const int v = int(i - row * row_vectors);
+    const long long b = row / hw, p = row - b * hw;
+    dst[b * dst_n + p * dst_row + v] = src[b * src_n + p * src_row + v];
+  }
+}
+
+// Whether a copy of `e` from `src` to `dst` can go by copy_rows_kernel: channels innermost and contiguous in
+// both, and every row start 16-byte aligned.
+bool copies_by_rows(const DevTensor& src, const DevTensor& dst, const Extent& e, size_t element_bytes) {
+  auto aligned = [&](const DevTensor& t) {
+    return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.c_stride == 1 && (t.p_stride * element_bytes) % 16 == 0 &&
+           (e.batch == 1 || (t.n * element_bytes) % 16 == 0);
+  };
+  return e.channels_inner && (e.channels * element_bytes) % 16 == 0 && aligned(src) && aligned(dst);
 }
 
 template <typename T>
@@ -175,6 +211,16 @@ void dispatch(DataType t, F&& f) {
 
 void launch_gather(DataType t, const DevTensor* sources, int num_sources, const DevTensor& dst, const Extent& e,
                    bool accumulate, cudaStream_t stream) {
+  size_t eb = 0;
+  dispatch(t, [&](auto v) { eb = sizeof(v); });
+  if (num_sources == 1 && !accumulate && copies_by_rows(sources[0], dst, e, eb)) {
+    const long long per_vector = 16 / eb, row_vectors = e.channels / per_vector;
+    const long long vectors = static_cast<long long>(e.batch) * e.hw * row_vectors;
+    copy_rows_kernel<<<blocks_for(vectors), 256, 0, stream>>>(
+        static_cast<const uint4*>(sources[0].data), sources[0].n / per_vector, sources[0].p_stride / per_vector,
+        static_cast<uint4*>(dst.data), dst.n / per_vector, dst.p_stride / per_vector, e.hw, int(row_vectors), vectors);
+    return;
+  }
   GatherArgs args{};
   args.num_sources = num_sources;
   for (int s = 0; s < num_sources; ++s) args.src[s] = sources[s];
@@ -199,7 +245,7 @@ void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, c
   dispatch(t, [&](auto v) {
     using T = decltype(v);
     scale_bias_act_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(x, y, static_cast<const T*>(scale),
-                                                                        static_cast<const T*>(bias), e, act);
+                                                                       static_cast<const T*>(bias), e, act);
   });
 }
 

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tensor_pack.h"
 #include "models/models.h"
 #include "reference/reference_executor.h"
 #include "runtime/device.h"
@@ -330,6 +331,39 @@ TEST(GpuKernelCache, ASecondProcessBuildsTheSameEnginesWithoutTuning) {
     EXPECT_FALSE(engine_lines(first).empty());
     EXPECT_EQ(engine_lines(first), engine_lines(second));
     EXPECT_NE(second.find("PASS"), std::string::npos);
+  }
+}
+
+// A copy into a channel slice of a wider NHWC buffer (a concatenation's): by 16-byte rows where the slice
+// is aligned, element by element where not; either way every element of the slice and none outside it.
+TEST(GpuKernels, CopiesIntoAChannelSliceWriteExactlyTheSlice) {
+  SKIP_WITHOUT_GPU();
+  constexpr int kHw = 35 * 35, kChannels = 64, kWide = 256;
+  for (DataType t : {DataType::kF32, DataType::kF16, DataType::kBF16}) {
+    const size_t eb = element_bytes(t);
+    for (int first : {64, 3}) {  // 16-byte aligned rows, and not
+      std::vector<uint8_t> src(size_t(kHw) * kChannels * eb), dst(size_t(kHw) * kWide * eb);
+      for (size_t i = 0; i < src.size() / eb; ++i) store_element(&src[i * eb], t, float(i % 1000) * 0.5f);
+      for (size_t i = 0; i < dst.size() / eb; ++i) store_element(&dst[i * eb], t, -1.f);
+      auto d_src = device_alloc(src.size());
+      auto d_dst = device_alloc(dst.size());
+      ASSERT_TRUE(d_src && d_dst);
+      ASSERT_EQ(cudaMemcpy(d_src->get(), src.data(), src.size(), cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(d_dst->get(), dst.data(), dst.size(), cudaMemcpyHostToDevice), cudaSuccess);
+      const DevTensor from{d_src->get(), kHw * kChannels, 1, kChannels};
+      const DevTensor to{static_cast<uint8_t*>(d_dst->get()) + first * eb, kHw * kWide, 1, kWide};
+      launch_gather(t, &from, 1, to, Extent{1, kChannels, kHw, true}, /*accumulate=*/false, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(dst.data(), d_dst->get(), dst.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      int wrong = 0;
+      for (int p = 0; p < kHw; ++p)
+        for (int c = 0; c < kWide; ++c) {
+          const bool inside = c >= first && c < first + kChannels;
+          const float want = inside ? load_element(&src[(size_t(p) * kChannels + c - first) * eb], t) : -1.f;
+          wrong += load_element(&dst[(size_t(p) * kWide + c) * eb], t) != want;
+        }
+      EXPECT_EQ(wrong, 0) << "dtype " << int(t) << ", slice from channel " << first;
+    }
   }
 }
 
