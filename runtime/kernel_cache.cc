@@ -20,8 +20,9 @@ namespace {
 
 constexpr const char* kFormat = "ios-kernel-cache";
 // 2: engines timed on the GPU alone (conv_kernel.cc, CandidateTimer); version 1 timed small convolutions
-// by the host's overhead of issuing them, so its picks are not reused.
-constexpr int kVersion = 2;
+// by the host's overhead of issuing them, so its picks are not reused. 3: a strided output may be written
+// packed and copied into its slice (output_copied), a candidate version 2's picks never met.
+constexpr int kVersion = 3;
 constexpr size_t kMaxFileBytes = size_t{64} << 20;
 
 json to_json(const KernelChoice& c) {
@@ -58,8 +59,7 @@ KernelChoice from_json(const json& j) {
   }
   c.name = value(json_string(field("name"), "'name'"));
   c.fused = value(json_bool(field("fused"), "'fused'"));
-  // Files written before outputs could be copied hold no such choice.
-  if (j.contains("output_copied")) c.output_copied = value(json_bool(j["output_copied"], "'output_copied'"));
+  c.output_copied = value(json_bool(field("output_copied"), "'output_copied'"));
   c.ms = value(json_number(field("ms"), "'ms'", 0, 1e6));
   c.workspace = value(json_integer(field("workspace"), "'workspace'", 0, kMax));
   c.candidates = static_cast<int>(value(json_integer(field("candidates"), "'candidates'", 0, 1 << 20)));

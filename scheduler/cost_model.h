@@ -182,8 +182,9 @@ class StageCache : public CostModel {
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
   // v3: stages without shared-input links; v4: outputs name the concatenations that take them in place;
   // v5: merge stages name their outputs' terms, and are timed with the copies the network makes of them;
-  // v6: and name their outputs' readers, whose slice reads they are charged
-  static constexpr const char* kKeyFormat = "hashed signatures v6";
+  // v6: and name their outputs' readers, whose slice reads they are charged; v7: convolutions writing a strided
+  // slice may write it through our copy (rt::OutputCopyKernel), so figures timed before are not reused
+  static constexpr const char* kKeyFormat = "hashed signatures v7";
   // Times the entries at the given indices of what was asked, in that order.
   using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}
