@@ -739,9 +739,12 @@ std::string tuning_text(const ios::rt::KernelStats& k) {
                 "building plans (%.1f s compiling at run time), %.1f s first runs), clocks brought up in %.2f s",
                 k.tuned, t.seconds, t.timing_seconds, t.candidates, t.cut_short, t.list_seconds, t.build_seconds,
                 t.compile_seconds, t.first_run_seconds, k.clock_warm_up_seconds);
+  std::string out = text;
+  if (t.skipped_losing > 0)
+    out += ", " + std::to_string(t.skipped_losing) + " runtime-compiled candidates not compiled (they keep losing)";
   if (k.compile_ahead_processes > 0)
-    return text + (", " + std::to_string(k.compile_ahead_processes) + " processes compiling ahead");
-  return text;
+    out += ", " + std::to_string(k.compile_ahead_processes) + " processes compiling ahead";
+  return out;
 }
 
 nlohmann::json tuning_json(const ios::rt::KernelStats& k) {
@@ -755,6 +758,7 @@ nlohmann::json tuning_json(const ios::rt::KernelStats& k) {
           {"build_seconds", k.tuning.build_seconds},
           {"compile_seconds", k.tuning.compile_seconds},
           {"first_run_seconds", k.tuning.first_run_seconds},
+          {"skipped_losing", k.tuning.skipped_losing},
           {"clock_warm_up_seconds", k.clock_warm_up_seconds}};
 }
 

@@ -303,6 +303,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
   bo.workspace_limit = options_.workspace_limit;
   bo.verbose = options_.verbose;
   bo.stats = &stats_.tuning;
+  bo.losing = &kernels_->losing;
   const auto begin = WallClock::now();
   ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k,
                    build_conv_kernel(cudnn(0), spec, buffers, ws, cached, cached_plan, bo));

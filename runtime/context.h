@@ -147,6 +147,7 @@ class Context {
     bool tuned_once = false;                          // a convolution was tuned (see build_kernel)
     std::function<TuningCompanions()> before_tuning;  // set_before_tuning's, called once
     std::shared_ptr<void> companions;                 // what it started, until stop_tuning_companions
+    LosingEngines losing;                             // what tuning on this device learned
   };
   std::shared_ptr<Kernels> kernels_ = std::make_shared<Kernels>();
   KernelStats stats_;  // this context's requests, under kernels_->mutex

@@ -570,6 +570,25 @@ Expected<std::optional<std::shared_ptr<ConvKernel>>> time_output_copied(
   return Result(std::make_shared<OutputCopyKernel>(spec, *built, *ms, winner.candidates + 1));
 }
 
+// Convolutions whose runtime-compiled engines are compared with each other (LosingEngines): one precision
+// and layout, with or without the fused epilogue and residual.
+std::string losing_group(const ConvSpec& spec, bool fused) {
+  return spec.config.key() + (fused ? "|fused" : "") + (spec.z ? "|residual" : "");
+}
+
+// `order` with each runtime-compiled engine that keeps losing moved behind the sibling it loses to.
+std::vector<int64_t> defer_losing(const fe::graph::Graph& g, const std::vector<int64_t>& order,
+                                  const LosingEngines& losing, const std::string& group) {
+  std::vector<std::string> names;
+  for (int64_t i : order) {
+    std::string name;
+    names.push_back(compiled_at_run_time(g, i) && g.get_plan_name_at_index(i, name).is_good() ? name : "");
+  }
+  std::vector<int64_t> out;
+  for (size_t k : losing.timing_order(group, names)) out.push_back(order[k]);
+  return out;
+}
+
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o) {
@@ -596,13 +615,28 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   std::optional<int64_t> precompiled;
   double precompiled_ms = std::numeric_limits<double>::infinity();
   TuningBudget budget = TuningBudget::for_engine(o.engine, int(order.size()));
+  const std::string group = losing_group(spec, fused);
+  if (o.losing) order = defer_losing(*g, order, *o.losing, group);
   std::vector<std::string> seen;
+  std::vector<std::string> settled;  // engines that ran, and those skipped because an engine that ran beats them
+  std::vector<std::pair<std::string, double>> compiled_times;  // for o.losing
   for (auto it = order.begin(); it != order.end() && budget.wants_more(); ++it) {
     const int64_t i = *it;
     std::string name;
     if (g->get_plan_name_at_index(i, name).is_bad()) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;  // A, B and fallback overlap
     seen.push_back(name);
+    if (o.losing && compiled_at_run_time(*g, i)) {
+      const std::optional<std::string> winner = o.losing->beaten_by(group, name);
+      if (winner && std::find(settled.begin(), settled.end(), *winner) != settled.end()) {
+        settled.push_back(name);
+        ++stats.skipped_losing;
+        if (o.verbose)
+          std::fprintf(stderr, "[conv] %s: candidate %s not compiled (keeps losing to %s)\n", spec.key().c_str(),
+                       name.c_str(), winner->c_str());
+        continue;
+      }
+    }
     // Built only when its turn comes: the lists hold ~64 plans per convolution at tf32, cuDNN compiles
     // some when they are built, and at most kMaxCandidates are timed (building them all took 36.7 of
     // SqueezeNet's 42.1 s of tf32 tuning on the H100).
@@ -627,7 +661,9 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
         continue;
       }
     }
-    const bool retry_packed = may_copy_output && !compiled_at_run_time(*g, i);
+    settled.push_back(name);
+    const bool compiled = compiled_at_run_time(*g, i);
+    const bool retry_packed = may_copy_output && !compiled;
     if (retry_packed && !precompiled) precompiled = i;
     auto ms = timer.time(
         [&]() -> Status {
@@ -639,6 +675,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (!ms) continue;
     const bool new_best = ms->has_value() && **ms < best_ms;
     budget.timed(new_best);
+    if (compiled) compiled_times.emplace_back(name, ms->value_or(LosingEngines::kCutShort));
     if (!ms->has_value()) {
       if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s cut short\n", spec.key().c_str(), name.c_str());
       continue;
@@ -648,6 +685,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (retry_packed && **ms < precompiled_ms) precompiled = i, precompiled_ms = **ms;
   }
   RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
+  if (o.losing) o.losing->record(group, compiled_times);
   KernelChoice choice = choice_at(*g, origin, best, fused);
   choice.ms = best_ms;
   choice.candidates = budget.timed_count();
@@ -1095,6 +1133,7 @@ TuningStats& TuningStats::operator+=(const TuningStats& o) {
   build_seconds += o.build_seconds;
   compile_seconds += o.compile_seconds;
   first_run_seconds += o.first_run_seconds;
+  skipped_losing += o.skipped_losing;
   return *this;
 }
 

@@ -21,6 +21,7 @@
 #include "ir/graph.h"
 #include "runtime/device.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/losing_engines.h"
 
 namespace ios::rt {
 
@@ -101,6 +102,7 @@ struct TuningStats {
   double build_seconds = 0;      // of seconds, building candidate plans
   double compile_seconds = 0;    // of build_seconds, plans cuDNN compiles at run time (NVRTC)
   double first_run_seconds = 0;  // of seconds, each candidate's first (untimed) run
+  int skipped_losing = 0;        // runtime-compiled candidates not built: they keep losing (LosingEngines)
   TuningStats& operator+=(const TuningStats& o);
 };
 
@@ -140,6 +142,8 @@ struct ConvBuildOptions {
   size_t workspace_limit = size_t{256} << 20;
   bool verbose = false;          // say on stderr which engine was chosen, and every fallback
   TuningStats* stats = nullptr;  // when given, tuning adds what it cost
+  // When given, tuning skips the runtime-compiled engines it says keep losing, and tells it what it timed.
+  LosingEngines* losing = nullptr;
 };
 
 // Builds the kernel for `spec`: from `cached` when given (no tuning; loaded from `cached_plan` when that

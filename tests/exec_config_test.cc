@@ -1,4 +1,5 @@
-// The execution config, slice strides in both layouts, host conversions and the kernel cache file.
+// The execution config, slice strides in both layouts, host conversions, the kernel cache file and which
+// runtime-compiled engines tuning stops compiling.
 #include "common/exec_config.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "common/tensor_pack.h"
 #include "models/models.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/losing_engines.h"
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
@@ -306,6 +308,63 @@ TEST_F(KernelCacheFile, TruncatedAndCorruptFilesAreIgnoredWithAWarning) {
     EXPECT_NE(b.load(path), "") << bad;
     EXPECT_EQ(b.size(), 0u) << bad;
   }
+}
+
+using rt::LosingEngines;
+
+// One convolution on which `loser` took `ratio` times `winner`'s time.
+void lose(LosingEngines& l, const std::string& group, const std::string& loser, const std::string& winner,
+          double ratio) {
+  l.record(group, {{loser, ratio * 0.01}, {winner, 0.01}});
+}
+
+TEST(LosingEngines, AnEngineBeatenByTheMarginOnEveryTrialIsBeatenByThatSibling) {
+  LosingEngines l;
+  for (int i = 0; i < LosingEngines::kTrials; ++i) {
+    EXPECT_FALSE(l.beaten_by("tf32", "eng52")) << "after " << i << " trials";
+    lose(l, "tf32", "eng52", "eng53", 2.0);
+  }
+  EXPECT_EQ(l.beaten_by("tf32", "eng52"), "eng53");
+  EXPECT_FALSE(l.beaten_by("tf32", "eng53"));  // the winner is never skipped
+}
+
+TEST(LosingEngines, OneTrialWithinTheMarginKeepsAnEngineForever) {
+  LosingEngines l;
+  lose(l, "tf32", "eng52", "eng53", 1.2);  // lost, but not by the margin
+  for (int i = 0; i < 10 * LosingEngines::kTrials; ++i) lose(l, "tf32", "eng52", "eng53", 3.0);
+  EXPECT_FALSE(l.beaten_by("tf32", "eng52"));
+}
+
+TEST(LosingEngines, GroupsLearnApart) {
+  LosingEngines l;
+  for (int i = 0; i < LosingEngines::kTrials; ++i) lose(l, "tf32/nhwc/b1|fused", "eng52", "eng53", 2.0);
+  EXPECT_TRUE(l.beaten_by("tf32/nhwc/b1|fused", "eng52"));
+  EXPECT_FALSE(l.beaten_by("fp16/nhwc/b1|fused", "eng52"));
+}
+
+TEST(LosingEngines, ACutShortEngineLosesAndACutShortSiblingTeachesNothing) {
+  LosingEngines l;
+  for (int i = 0; i < LosingEngines::kTrials; ++i)
+    l.record("g", {{"eng52", LosingEngines::kCutShort}, {"eng53", 0.01}, {"eng60", LosingEngines::kCutShort}});
+  EXPECT_EQ(l.beaten_by("g", "eng52"), "eng53");
+  EXPECT_EQ(l.beaten_by("g", "eng60"), "eng53");  // not eng52: a cut-short time is no figure to lose against
+}
+
+TEST(LosingEngines, TimingOrderPutsABeatenEngineRightAfterItsSiblingOnlyWhereTheSiblingIsACandidate) {
+  LosingEngines l;
+  for (int i = 0; i < LosingEngines::kTrials; ++i) lose(l, "g", "eng52", "eng53", 2.0);
+  EXPECT_EQ(l.timing_order("g", {"eng52", "eng53", "", "eng51"}), (std::vector<size_t>{1, 0, 2, 3}));
+  EXPECT_EQ(l.timing_order("g", {"eng52", "", "eng51"}), (std::vector<size_t>{0, 1, 2}));  // no sibling: kept
+  EXPECT_EQ(l.timing_order("other", {"eng52", "eng53"}), (std::vector<size_t>{0, 1}));
+}
+
+TEST(LosingEngines, TimingOrderSettlesAChainOfLosers) {
+  LosingEngines l;
+  for (int i = 0; i < LosingEngines::kTrials; ++i) {
+    lose(l, "g", "a", "b", 2.0);
+    lose(l, "g", "b", "c", 2.0);
+  }
+  EXPECT_EQ(l.timing_order("g", {"a", "b", "c"}), (std::vector<size_t>{2, 1, 0}));
 }
 
 }  // namespace
