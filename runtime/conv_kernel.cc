@@ -135,6 +135,9 @@ class CandidateTimer {
     if (figure) ++stats.candidates, stats.cut_short += !figure->has_value();
     return figure;
   }
+  // What the last candidate cut short takes at least: its warm-up run where that cut it, else the best time
+  // it could not beat.
+  double cut_floor_ms() const { return cut_floor_ms_; }
 
  private:
   struct Batch {
@@ -149,14 +152,20 @@ class CandidateTimer {
     // One run, which also sizes the batches: the owner ran the candidate once before (to see that it
     // runs), so this is not its first. Most candidates end here, and slow ones cost milliseconds a run.
     ASSIGN_OR_RETURN(Batch warmup, batch(run, 1));
-    if (warmup.gpu_only && warmup.ms > kCutWarmupRatio * best_ms) return std::optional<double>();
+    if (warmup.gpu_only && warmup.ms > kCutWarmupRatio * best_ms) {
+      cut_floor_ms_ = warmup.ms;
+      return std::optional<double>();
+    }
     const int count = std::clamp(int(kBatchMs / std::max(warmup.ms, 1e-4)), 1, 32);
     std::vector<double> means;
     int losing = 0;
     for (int i = 0; i < kTimedBatches; ++i) {
       ASSIGN_OR_RETURN(Batch b, batch(run, count));
       means.push_back(b.ms);
-      if (b.ms >= best_ms && ++losing > kTimedBatches / 2) return std::optional<double>();
+      if (b.ms >= best_ms && ++losing > kTimedBatches / 2) {
+        cut_floor_ms_ = best_ms;
+        return std::optional<double>();
+      }
     }
     return std::optional<double>(sched::median_of(std::move(means)));
   }
@@ -197,6 +206,7 @@ class CandidateTimer {
   // Kept across candidates, whose host cost per run is alike: a spin sized for the 32 runs of a timed
   // batch would hold each 1-run warm-up behind it too (most candidates are cut after their warm-up).
   double host_ms_per_run_ = 0;
+  double cut_floor_ms_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -570,22 +580,26 @@ Expected<std::optional<std::shared_ptr<ConvKernel>>> time_output_copied(
   return Result(std::make_shared<OutputCopyKernel>(spec, *built, *ms, winner.candidates + 1));
 }
 
-// Convolutions whose runtime-compiled engines are compared with each other (LosingEngines): one precision
-// and layout, with or without the fused epilogue and residual.
+// Convolutions whose engines' wins and losses teach each other (LosingEngines): one precision and layout,
+// with or without the fused epilogue and residual, grouped (depthwise) or not. NasNet's depthwise
+// convolutions' generic engine beats a runtime-compiled one that wins on dense convolutions.
 std::string losing_group(const ConvSpec& spec, bool fused) {
-  return spec.config.key() + (fused ? "|fused" : "") + (spec.z ? "|residual" : "");
+  return spec.config.key() + (fused ? "|fused" : "") + (spec.z ? "|residual" : "") +
+         (spec.attrs.groups > 1 ? "|grouped" : "");
 }
 
-// `order` with each runtime-compiled engine that keeps losing moved behind the sibling it loses to.
+// `order` with each runtime-compiled engine that keeps losing moved behind the engine it loses to.
 std::vector<int64_t> defer_losing(const fe::graph::Graph& g, const std::vector<int64_t>& order,
                                   const LosingEngines& losing, const std::string& group) {
   std::vector<std::string> names;
+  std::vector<bool> compiled;
   for (int64_t i : order) {
     std::string name;
-    names.push_back(compiled_at_run_time(g, i) && g.get_plan_name_at_index(i, name).is_good() ? name : "");
+    names.push_back(g.get_plan_name_at_index(i, name).is_good() ? name : "");
+    compiled.push_back(compiled_at_run_time(g, i));
   }
   std::vector<int64_t> out;
-  for (size_t k : losing.timing_order(group, names)) out.push_back(order[k]);
+  for (size_t k : losing.timing_order(group, names, compiled)) out.push_back(order[k]);
   return out;
 }
 
@@ -619,7 +633,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   if (o.losing) order = defer_losing(*g, order, *o.losing, group);
   std::vector<std::string> seen;
   std::vector<std::string> settled;  // engines that ran, and those skipped because an engine that ran beats them
-  std::vector<std::pair<std::string, double>> compiled_times;  // for o.losing
+  std::vector<std::pair<std::string, double>> timed;  // every candidate timed (cut short: a floor), for o.losing
   for (auto it = order.begin(); it != order.end() && budget.wants_more(); ++it) {
     const int64_t i = *it;
     std::string name;
@@ -627,13 +641,14 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;  // A, B and fallback overlap
     seen.push_back(name);
     if (o.losing && compiled_at_run_time(*g, i)) {
-      const std::optional<std::string> winner = o.losing->beaten_by(group, name);
-      if (winner && std::find(settled.begin(), settled.end(), *winner) != settled.end()) {
-        settled.push_back(name);
-        ++stats.skipped_losing;
+      const std::vector<std::string> winners = o.losing->beaten_by(group, name);
+      auto winner = std::find_first_of(settled.begin(), settled.end(), winners.begin(), winners.end());
+      if (winner != settled.end()) {
         if (o.verbose)
           std::fprintf(stderr, "[conv] %s: candidate %s not compiled (keeps losing to %s)\n", spec.key().c_str(),
                        name.c_str(), winner->c_str());
+        settled.push_back(name);
+        ++stats.skipped_losing;
         continue;
       }
     }
@@ -675,7 +690,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (!ms) continue;
     const bool new_best = ms->has_value() && **ms < best_ms;
     budget.timed(new_best);
-    if (compiled) compiled_times.emplace_back(name, ms->value_or(LosingEngines::kCutShort));
+    timed.emplace_back(name, ms->value_or(timer.cut_floor_ms()));
     if (!ms->has_value()) {
       if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s cut short\n", spec.key().c_str(), name.c_str());
       continue;
@@ -685,7 +700,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (retry_packed && **ms < precompiled_ms) precompiled = i, precompiled_ms = **ms;
   }
   RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
-  if (o.losing) o.losing->record(group, compiled_times);
+  if (o.losing) o.losing->record(group, timed);
   KernelChoice choice = choice_at(*g, origin, best, fused);
   choice.ms = best_ms;
   choice.candidates = budget.timed_count();

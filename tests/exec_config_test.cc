@@ -321,41 +321,54 @@ void lose(LosingEngines& l, const std::string& group, const std::string& loser, 
 TEST(LosingEngines, AnEngineBeatenByTheMarginOnEveryTrialIsBeatenByThatSibling) {
   LosingEngines l;
   for (int i = 0; i < LosingEngines::kTrials; ++i) {
-    EXPECT_FALSE(l.beaten_by("tf32", "eng52")) << "after " << i << " trials";
+    EXPECT_TRUE(l.beaten_by("tf32", "eng52").empty()) << "after " << i << " trials";
     lose(l, "tf32", "eng52", "eng53", 2.0);
   }
-  EXPECT_EQ(l.beaten_by("tf32", "eng52"), "eng53");
-  EXPECT_FALSE(l.beaten_by("tf32", "eng53"));  // the winner is never skipped
+  EXPECT_EQ(l.beaten_by("tf32", "eng52"), std::vector<std::string>{"eng53"});
+  EXPECT_TRUE(l.beaten_by("tf32", "eng53").empty());  // the winner is never skipped
 }
 
 TEST(LosingEngines, OneTrialWithinTheMarginKeepsAnEngineForever) {
   LosingEngines l;
   lose(l, "tf32", "eng52", "eng53", 1.2);  // lost, but not by the margin
   for (int i = 0; i < 10 * LosingEngines::kTrials; ++i) lose(l, "tf32", "eng52", "eng53", 3.0);
-  EXPECT_FALSE(l.beaten_by("tf32", "eng52"));
+  EXPECT_TRUE(l.beaten_by("tf32", "eng52").empty());
 }
 
 TEST(LosingEngines, GroupsLearnApart) {
   LosingEngines l;
   for (int i = 0; i < LosingEngines::kTrials; ++i) lose(l, "tf32/nhwc/b1|fused", "eng52", "eng53", 2.0);
-  EXPECT_TRUE(l.beaten_by("tf32/nhwc/b1|fused", "eng52"));
-  EXPECT_FALSE(l.beaten_by("fp16/nhwc/b1|fused", "eng52"));
+  EXPECT_FALSE(l.beaten_by("tf32/nhwc/b1|fused", "eng52").empty());
+  EXPECT_TRUE(l.beaten_by("fp16/nhwc/b1|fused", "eng52").empty());
 }
 
-TEST(LosingEngines, ACutShortEngineLosesAndACutShortSiblingTeachesNothing) {
+TEST(LosingEngines, AFloorLosesOnlyWhereItIsPastTheMargin) {
   LosingEngines l;
-  for (int i = 0; i < LosingEngines::kTrials; ++i)
-    l.record("g", {{"eng52", LosingEngines::kCutShort}, {"eng53", 0.01}, {"eng60", LosingEngines::kCutShort}});
-  EXPECT_EQ(l.beaten_by("g", "eng52"), "eng53");
-  EXPECT_EQ(l.beaten_by("g", "eng60"), "eng53");  // not eng52: a cut-short time is no figure to lose against
+  // Cut short at its warm-up (5x the best), or after its batches tied the best (a floor of the best's time).
+  for (int i = 0; i < LosingEngines::kTrials; ++i) l.record("g", {{"eng53", 0.01}, {"eng52", 0.05}, {"eng60", 0.01}});
+  EXPECT_EQ(l.beaten_by("g", "eng52"), (std::vector<std::string>{"eng53", "eng60"}));
+  EXPECT_TRUE(l.beaten_by("g", "eng60").empty());
 }
 
-TEST(LosingEngines, TimingOrderPutsABeatenEngineRightAfterItsSiblingOnlyWhereTheSiblingIsACandidate) {
+TEST(LosingEngines, TimingOrderPutsABeatenEngineRightAfterItsWinnerOnlyWhereTheWinnerIsACandidate) {
   LosingEngines l;
   for (int i = 0; i < LosingEngines::kTrials; ++i) lose(l, "g", "eng52", "eng53", 2.0);
-  EXPECT_EQ(l.timing_order("g", {"eng52", "eng53", "", "eng51"}), (std::vector<size_t>{1, 0, 2, 3}));
-  EXPECT_EQ(l.timing_order("g", {"eng52", "", "eng51"}), (std::vector<size_t>{0, 1, 2}));  // no sibling: kept
-  EXPECT_EQ(l.timing_order("other", {"eng52", "eng53"}), (std::vector<size_t>{0, 1}));
+  const std::vector<bool> compiled = {true, true, false, false};
+  EXPECT_EQ(l.timing_order("g", {"eng52", "eng53", "eng0", "eng51"}, compiled), (std::vector<size_t>{1, 0, 2, 3}));
+  EXPECT_EQ(l.timing_order("g", {"eng52", "eng0", "eng51"}, compiled), (std::vector<size_t>{0, 1, 2}));  // kept
+  EXPECT_EQ(l.timing_order("other", {"eng52", "eng53"}, compiled), (std::vector<size_t>{0, 1}));
+}
+
+TEST(LosingEngines, OnlyRuntimeCompiledEnginesAreMovedAndTheyMayWaitForAPrecompiledOne) {
+  LosingEngines l;
+  for (int i = 0; i < LosingEngines::kTrials; ++i) {
+    l.record("g", {{"eng52", 0.04}, {"eng0", 0.01}, {"eng11", 0.02}});
+  }
+  // eng52 (compiled) waits for the first of those it loses to; eng11 lost to eng0 too but is precompiled, so
+  // it stays where it was.
+  EXPECT_EQ(l.beaten_by("g", "eng52"), (std::vector<std::string>{"eng0", "eng11"}));
+  EXPECT_EQ(l.timing_order("g", {"eng52", "eng11", "eng0"}, {true, false, false}), (std::vector<size_t>{1, 0, 2}));
+  EXPECT_EQ(l.timing_order("g", {"eng52", "eng0"}, {true, false}), (std::vector<size_t>{1, 0}));
 }
 
 TEST(LosingEngines, TimingOrderSettlesAChainOfLosers) {
@@ -364,7 +377,7 @@ TEST(LosingEngines, TimingOrderSettlesAChainOfLosers) {
     lose(l, "g", "a", "b", 2.0);
     lose(l, "g", "b", "c", 2.0);
   }
-  EXPECT_EQ(l.timing_order("g", {"a", "b", "c"}), (std::vector<size_t>{2, 1, 0}));
+  EXPECT_EQ(l.timing_order("g", {"a", "b", "c"}, {true, true, true}), (std::vector<size_t>{2, 1, 0}));
 }
 
 }  // namespace
