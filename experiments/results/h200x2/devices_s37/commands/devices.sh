@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 37 (2-GPU kind; 4-GPU kinds were not lent): the final binaries on two GPUs. The two-GPU calibration
+# Session 37: the final binaries on all the GPUs of one host (2 or 4). The two-GPU calibration
 # tests, then NasNet fp32 IOS-Both (measured, --no-measure, kernel choices tuned by a first one-GPU search from an
-# empty kernel cache) on both GPUs against one, alternated over ROUNDS rounds.   devices.sh OUT [ROUNDS]
+# empty kernel cache) on all GPUs against one, alternated over ROUNDS rounds.   devices.sh OUT [ROUNDS]
 set -uo pipefail
 o=$1; rounds=${2:-3}; mkdir -p "$o"; k=$(mktemp -d)
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee "$o/gpu.txt"
