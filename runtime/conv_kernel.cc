@@ -640,7 +640,8 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (g->get_plan_name_at_index(i, name).is_bad()) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;  // A, B and fallback overlap
     seen.push_back(name);
-    if (o.losing && compiled_at_run_time(*g, i)) {
+    const bool compiled = compiled_at_run_time(*g, i);
+    if (o.losing && compiled) {
       const std::vector<std::string> winners = o.losing->beaten_by(group, name);
       auto winner = std::find_first_of(settled.begin(), settled.end(), winners.begin(), winners.end());
       if (winner != settled.end()) {
@@ -658,7 +659,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     const auto building = WallClock::now();
     const bool built = g->build_plan_at_index(handle, i).is_good();  // else deselected, or the engine refuses it
     stats.build_seconds += seconds_since(building);
-    if (compiled_at_run_time(*g, i)) stats.compile_seconds += seconds_since(building);
+    if (compiled) stats.compile_seconds += seconds_since(building);
     if (!built) continue;
     const auto first_run = WallClock::now();
     const bool ran =
@@ -677,7 +678,6 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
       }
     }
     settled.push_back(name);
-    const bool compiled = compiled_at_run_time(*g, i);
     const bool retry_packed = may_copy_output && !compiled;
     if (retry_packed && !precompiled) precompiled = i;
     auto ms = timer.time(
