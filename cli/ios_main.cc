@@ -275,10 +275,11 @@ struct OptimizeArgs {
   std::string concat_writes = "in-place";
   std::string conv_engine = "auto";
   std::string kernel_cache;
-  // auto | N: rt::CompileAheadProcesses. Off by default: a machine's first tf32 search of NasNet took 34-37 s
-  // with 8 against 50-54 s without, Inception V3 9.2-13.1 against 10.9-13.4 s, but 3 of 8 Inception V3 searches
-  // with them came out 11-13 % off their schedule's measured latency (none of 8 without; H100, session 34).
-  std::string compile_ahead = "0";
+  // auto | N: rt::CompileAheadProcesses. A machine's first tf32 search of Inception V3 took 8.7-9.3 s with 8
+  // against 9.6-10.5 s without, NasNet 34-37 s against 50-54 s (H100, sessions 34 and 38). Session 34 saw 3 of
+  // 8 Inception V3 searches with them predict 11-13 % low and none of 8 without; session 38, alternated, the
+  // same spread either way (1.100-1.131 against 1.092-1.122), so they are on where they can pay.
+  std::string compile_ahead = "auto";
   bool verbose = false;
   std::string out;
   std::string stage_cache;
@@ -341,7 +342,7 @@ struct OptimizeArgs {
     cmd->add_option("--compile-ahead", compile_ahead,
                     "processes compiling the network's runtime-compiled cuDNN engines while its kernels are first "
                     "tuned, where the engine setting compiles at run time (tf32, fp16, bf16): 0 (none) | N | auto "
-                    "(half the cores, at most 8)")
+                    "(half the cores, at most 8; none where every kernel is in the cache file)")
         ->capture_default_str();
     cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
     cmd->add_option_function<std::string>(
@@ -511,7 +512,8 @@ struct Session {
         return {};
       }
       const int count = (*started)->processes();
-      return {std::shared_ptr<ios::rt::CompileAheadProcesses>(std::move(*started)), count};
+      std::string plans_dir = (*started)->plans_dir();
+      return {std::shared_ptr<ios::rt::CompileAheadProcesses>(std::move(*started)), count, std::move(plans_dir)};
     });
     return Status::ok();
   }
@@ -743,7 +745,8 @@ std::string tuning_text(const ios::rt::KernelStats& k) {
   if (t.skipped_losing > 0)
     out += ", " + std::to_string(t.skipped_losing) + " runtime-compiled candidates not compiled (they keep losing)";
   if (k.compile_ahead_processes > 0)
-    out += ", " + std::to_string(k.compile_ahead_processes) + " processes compiling ahead";
+    out += ", " + std::to_string(k.compile_ahead_processes) + " processes compiling ahead (" +
+           std::to_string(t.taken_ahead) + " of their plans loaded instead of compiled)";
   return out;
 }
 
@@ -759,6 +762,7 @@ nlohmann::json tuning_json(const ios::rt::KernelStats& k) {
           {"compile_seconds", k.tuning.compile_seconds},
           {"first_run_seconds", k.tuning.first_run_seconds},
           {"skipped_losing", k.tuning.skipped_losing},
+          {"taken_ahead", k.tuning.taken_ahead},
           {"clock_warm_up_seconds", k.clock_warm_up_seconds}};
 }
 
@@ -1394,7 +1398,7 @@ Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int bat
 }
 
 // One --compile-ahead process: its shard of the network's runtime-compiled engines built, nothing run.
-int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard) {
+int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard, const std::string& plans_dir) {
   int k = -1, n = 0;
   char slash = 0;
   std::istringstream in(shard);
@@ -1409,7 +1413,7 @@ int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard) {
   ios::rt::ContextOptions co;
   co.conv_engine = *engine;
   co.kernel_cache_path = a.kernel_cache == "none" ? "" : a.kernel_cache;
-  auto compiled = ios::rt::compile_shard(*g, session->config, co, k, n);
+  auto compiled = ios::rt::compile_shard(*g, session->config, co, k, n, plans_dir);
   if (!compiled) return fail(compiled.status());
   std::printf("compiled %d plans (shard %d/%d)\n", *compiled, k, n);
   return 0;
@@ -1591,6 +1595,9 @@ int main(int argc, char** argv) {
   std::string ahead_shard;
   ahead->add_option("--shard", ahead_shard, "k/n: this process compiles every n-th convolution from the k-th")
       ->required();
+  std::string ahead_plans_dir;
+  ahead->add_option("--plans-dir", ahead_plans_dir,
+                    "folder the plans it builds are written to, for the tuning process");
 #else
   // Listed so that `ios run` says why it cannot run here rather than printing the general help.
   auto* run = app.add_subcommand("run", "execute a network on the GPU (not in this build: no GPU runtime)");
@@ -1604,7 +1611,7 @@ int main(int argc, char** argv) {
   }
 #ifdef IOS_WITH_RUNTIME
   if (app.got_subcommand("run")) return cmd_run(run_args);
-  if (app.got_subcommand("compile-ahead")) return cmd_compile_ahead(ahead_args, ahead_shard);
+  if (app.got_subcommand("compile-ahead")) return cmd_compile_ahead(ahead_args, ahead_shard, ahead_plans_dir);
 #else
   if (app.got_subcommand("run"))
     return fail(ios::error(ios::ErrorCode::kUnavailable,

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -26,7 +28,7 @@ extern char** environ;
 namespace ios::rt {
 
 Expected<int> compile_shard(const ir::Graph& g, const ExecConfig& config, const ContextOptions& options, int shard,
-                            int shards) {
+                            int shards, const std::string& plans_dir) {
   RETURN_ERROR_IF(shards < 1 || shard < 0 || shard >= shards, ErrorCode::kInvalidArgument,
                   "--shard must be k/n with 0 <= k < n, got " + std::to_string(shard) + "/" + std::to_string(shards));
   ContextOptions co = options;
@@ -46,6 +48,7 @@ Expected<int> compile_shard(const ir::Graph& g, const ExecConfig& config, const 
   ConvBuildOptions bo;
   bo.engine = ctx->options().conv_engine;
   bo.workspace_limit = ctx->options().workspace_limit;
+  bo.ahead_plans_dir = plans_dir;
   // Each spec the file has no choice for, once. The tuning process builds them first to last; these
   // processes take them last to first, so that they compile what it reaches late rather than race it
   // (forward, its own compiling caught up with theirs: Inception V3 tf32's network kernels 5.1-5.7 s against
@@ -75,14 +78,19 @@ Expected<std::unique_ptr<CompileAheadProcesses>> CompileAheadProcesses::start(co
   std::unique_ptr<CompileAheadProcesses> p(new CompileAheadProcesses());
   if (processes <= 0) return p;
   std::error_code ec;
-  p->graph_file_ =
-      (std::filesystem::temp_directory_path(ec) / ("ios_compile_ahead_" + std::to_string(::getpid()) + ".json"))
-          .string();
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  const std::string stem = "ios_compile_ahead_" + std::to_string(::getpid());
+  p->graph_file_ = (tmp / (stem + ".json")).string();
   RETURN_IF_ERROR(ir::save_graph(g, p->graph_file_));
+  std::string dir = (tmp / (stem + "_plans_XXXXXX")).string();
+  RETURN_ERROR_IF(!::mkdtemp(dir.data()), ErrorCode::kIoError,
+                  "cannot make a folder for the compiled plans in '" + tmp.string() + "': " + strerror(errno));
+  p->plans_dir_ = dir;
   for (int k = 0; k < processes; ++k) {
-    std::vector<std::string> words = {program,   "compile-ahead",
-                                      "--graph", p->graph_file_,
-                                      "--shard", std::to_string(k) + "/" + std::to_string(processes)};
+    std::vector<std::string> words = {program,       "compile-ahead",
+                                      "--graph",     p->graph_file_,
+                                      "--shard",     std::to_string(k) + "/" + std::to_string(processes),
+                                      "--plans-dir", p->plans_dir_};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& w : words) argv.push_back(w.data());
@@ -111,6 +119,7 @@ CompileAheadProcesses::~CompileAheadProcesses() {
   }
   std::error_code ec;
   if (!graph_file_.empty()) std::filesystem::remove(graph_file_, ec);
+  if (!plans_dir_.empty()) std::filesystem::remove_all(plans_dir_, ec);
 }
 
 int default_compile_ahead_processes() {

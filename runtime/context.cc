@@ -258,6 +258,7 @@ void Context::stop_tuning_companions() {
     std::lock_guard<std::mutex> lock(kernels_->mutex);
     stopping = std::move(kernels_->companions);
     kernels_->before_tuning = nullptr;
+    kernels_->ahead_plans_dir.clear();  // removed with them
   }
 }
 
@@ -294,6 +295,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
   if (!cached && kernels_->before_tuning) {
     TuningCompanions started = std::exchange(kernels_->before_tuning, nullptr)();
     kernels_->companions = std::move(started.running);
+    kernels_->ahead_plans_dir = std::move(started.plans_dir);
     stats_.compile_ahead_processes += started.processes;
   }
   const std::vector<uint8_t> cached_plan = cached ? cache_->plan(key) : std::vector<uint8_t>();
@@ -304,6 +306,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
   bo.verbose = options_.verbose;
   bo.stats = &stats_.tuning;
   bo.losing = &kernels_->losing;
+  bo.ahead_plans_dir = kernels_->ahead_plans_dir;
   const auto begin = WallClock::now();
   ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k,
                    build_conv_kernel(cudnn(0), spec, buffers, ws, cached, cached_plan, bo));
@@ -334,8 +337,9 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
   stats_.fused += c.fused;
   stats_.legacy += c.backend == kLegacyBackend;
   if (tuned_engine && !from_file) cache_->put(key, c);
-  // A compiled plan is kept for the next process, also where the file had the choice but no plan that loads.
-  if (tuned_engine && !k->compiled_plan_loaded()) {
+  // A compiled plan is kept for the next process, also where the file had the choice but no plan that loads,
+  // and where tuning loaded it as a compile-ahead process built it.
+  if (tuned_engine && !(from_file && k->compiled_plan_loaded())) {
     Expected<std::vector<uint8_t>> compiled = k->compiled_plan();
     if (compiled && !compiled->empty()) cache_->put_plan(key, std::move(*compiled));
     if (!compiled && options_.verbose)  // the next process compiles it again: slower, not wrong

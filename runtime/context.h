@@ -106,7 +106,8 @@ class Context {
   // dropping it stops the work.
   struct TuningCompanions {
     std::shared_ptr<void> running;
-    int processes = 0;  // KernelStats::compile_ahead_processes
+    int processes = 0;      // KernelStats::compile_ahead_processes
+    std::string plans_dir;  // where they leave the plans they build (ConvBuildOptions::ahead_plans_dir)
   };
   // Called once, before the first convolution this context or a sibling tunes (one the cache file has no
   // choice for): work a process that finds every kernel in the file never needs.
@@ -147,6 +148,7 @@ class Context {
     bool tuned_once = false;                          // a convolution was tuned (see build_kernel)
     std::function<TuningCompanions()> before_tuning;  // set_before_tuning's, called once
     std::shared_ptr<void> companions;                 // what it started, until stop_tuning_companions
+    std::string ahead_plans_dir;                      // theirs, as long as they run
     LosingEngines losing;                             // what tuning on this device learned
   };
   std::shared_ptr<Kernels> kernels_ = std::make_shared<Kernels>();

@@ -11,6 +11,7 @@
 #include "common/wall_clock.h"
 #include "reference/reference_executor.h"
 #include "runtime/kernels.h"
+#include "scheduler/cost_model.h"
 #include "scheduler/stage_timing.h"
 
 namespace ios::rt {
@@ -218,8 +219,14 @@ bool compiled_at_run_time(const fe::graph::Graph& g, int64_t index);
 class GraphConvKernel : public ConvKernel {
  public:
   static constexpr int64_t kLoaded = -1;
-  GraphConvKernel(ConvSpec spec, std::shared_ptr<fe::graph::Graph> graph, int64_t index, KernelChoice choice)
-      : spec_(std::move(spec)), graph_(std::move(graph)), index_(index), choice_(std::move(choice)) {}
+  // `loaded_plan`: with index kLoaded, the bytes the graph was loaded from (compiled_plan gives them back).
+  GraphConvKernel(ConvSpec spec, std::shared_ptr<fe::graph::Graph> graph, int64_t index, KernelChoice choice,
+                  std::vector<uint8_t> loaded_plan = {})
+      : spec_(std::move(spec)),
+        graph_(std::move(graph)),
+        index_(index),
+        choice_(std::move(choice)),
+        loaded_plan_(std::move(loaded_plan)) {}
 
   Status run(cudnnHandle_t handle, const ConvBuffers& b, void* workspace) const override {
     std::unordered_map<int64_t, void*> pack = variant_pack(spec_, b, choice_.fused);
@@ -237,8 +244,9 @@ class GraphConvKernel : public ConvKernel {
   // The frontend serializes its graph's current plan: made ours again first (it is built already, so
   // nothing is compiled).
   Expected<std::vector<uint8_t>> compiled_plan() const override {
+    if (index_ == kLoaded) return loaded_plan_;
     std::vector<uint8_t> bytes;
-    if (index_ == kLoaded || !compiled_at_run_time(*graph_, index_)) return bytes;
+    if (!compiled_at_run_time(*graph_, index_)) return bytes;
     CHECK_FE(graph_->build_plan_at_index(index_));
     CHECK_FE(graph_->serialize(bytes, false));
     return bytes;
@@ -249,6 +257,7 @@ class GraphConvKernel : public ConvKernel {
   std::shared_ptr<fe::graph::Graph> graph_;
   int64_t index_;
   KernelChoice choice_;
+  std::vector<uint8_t> loaded_plan_;
 };
 
 // The spec with its output packed on its own: what an output-copied kernel's engine writes.
@@ -603,6 +612,29 @@ std::vector<int64_t> defer_losing(const fe::graph::Graph& g, const std::vector<i
   return out;
 }
 
+// A runtime-compiled candidate as a compile-ahead process built it (ConvBuildOptions::ahead_plans_dir), loaded:
+// nothing compiled. None where that process has not written it (yet), or it does not load.
+struct AheadPlan {
+  std::shared_ptr<fe::graph::Graph> graph;
+  std::vector<uint8_t> bytes;
+};
+std::optional<AheadPlan> load_ahead_plan(cudnnHandle_t handle, const ConvSpec& spec, bool fused,
+                                         const std::string& name, const ConvBuildOptions& o) {
+  if (o.ahead_plans_dir.empty()) return std::nullopt;
+  std::vector<uint8_t> bytes =
+      read_plan_file(ahead_plan_path(o.ahead_plans_dir, spec, fused, name), ahead_plan_identity(spec, fused, name));
+  if (bytes.empty()) return std::nullopt;
+  auto g = std::make_shared<fe::graph::Graph>();
+  int64_t workspace = 0;
+  try {  // the frontend parses the bytes with nlohmann::json, which throws on damaged ones
+    if (g->deserialize(handle, bytes).is_bad() || g->get_workspace_size(workspace).is_bad()) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (workspace > int64_t(o.workspace_limit)) return std::nullopt;
+  return AheadPlan{std::move(g), std::move(bytes)};
+}
+
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o) {
@@ -623,6 +655,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   ASSIGN_OR_RETURN(CandidateTimer timer, CandidateTimer::create(stream));
   int64_t best = -1;
   double best_ms = std::numeric_limits<double>::infinity();
+  std::optional<AheadPlan> best_ahead;  // the best, where it was loaded as a compile-ahead process built it
   // A strided output: the precompiled engine tried again writing a packed tensor (time_output_copied), the
   // fastest timed, else the first that ran.
   const bool may_copy_output = writes_strided_slice(spec);
@@ -657,13 +690,19 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     // some when they are built, and at most kMaxCandidates are timed (building them all took 36.7 of
     // SqueezeNet's 42.1 s of tf32 tuning on the H100).
     const auto building = WallClock::now();
-    const bool built = g->build_plan_at_index(handle, i).is_good();  // else deselected, or the engine refuses it
+    std::optional<AheadPlan> ahead = compiled ? load_ahead_plan(handle, spec, fused, name, o) : std::nullopt;
+    // Else deselected, or the engine refuses it.
+    const bool built = ahead || g->build_plan_at_index(handle, i).is_good();
     stats.build_seconds += seconds_since(building);
-    if (compiled) stats.compile_seconds += seconds_since(building);
+    if (compiled && !ahead) stats.compile_seconds += seconds_since(building);
+    stats.taken_ahead += ahead.has_value();
     if (!built) continue;
+    auto execute = [&] {
+      return ahead ? ahead->graph->execute(handle, pack, workspace)
+                   : g->execute_plan_at_index(handle, pack, workspace, i);
+    };
     const auto first_run = WallClock::now();
-    const bool ran =
-        g->execute_plan_at_index(handle, pack, workspace, i).is_good() && cudaStreamSynchronize(stream) == cudaSuccess;
+    const bool ran = execute().is_good() && cudaStreamSynchronize(stream) == cudaSuccess;
     stats.first_run_seconds += seconds_since(first_run);
     if (!ran) {  // not runnable
       cudaGetLastError();
@@ -682,7 +721,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     if (retry_packed && !precompiled) precompiled = i;
     auto ms = timer.time(
         [&]() -> Status {
-          CHECK_FE(g->execute_plan_at_index(handle, pack, workspace, i));
+          CHECK_FE(execute());
           if (!fused && needs_epilogue(spec)) run_epilogue(spec, b, stream);
           return Status::ok();
         },
@@ -696,7 +735,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
       continue;
     }
     if (o.verbose) std::fprintf(stderr, "[conv] %s: candidate %s %.4f ms\n", spec.key().c_str(), name.c_str(), **ms);
-    if (new_best) best = i, best_ms = **ms;
+    if (new_best) best = i, best_ms = **ms, best_ahead = std::move(ahead);
     if (retry_packed && **ms < precompiled_ms) precompiled = i, precompiled_ms = **ms;
   }
   RETURN_ERROR_IF(best < 0, ErrorCode::kUnavailable, "no cuDNN engine ran the convolution graph");
@@ -706,7 +745,15 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   choice.candidates = budget.timed_count();
   std::optional<KernelChoice> retry;
   if (precompiled) retry = choice_at(*g, origin, *precompiled, fused);
-  std::shared_ptr<ConvKernel> winner(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
+  std::shared_ptr<ConvKernel> winner;
+  if (best_ahead) {
+    int64_t ws = 0;
+    if (best_ahead->graph->get_workspace_size(ws).is_good()) choice.workspace = ws;
+    winner.reset(new GraphConvKernel(spec, std::move(best_ahead->graph), GraphConvKernel::kLoaded, std::move(choice),
+                                     std::move(best_ahead->bytes)));
+  } else {
+    winner.reset(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
+  }
   if (!retry) return winner;
   // Every precompiled engine's time includes cuDNN's copies of the strided output: the fastest of them
   // again, writing a packed tensor that our kernel copies.
@@ -753,7 +800,7 @@ Expected<std::shared_ptr<ConvKernel>> load_compiled(cudnnHandle_t handle, const 
   RETURN_ERROR_IF(ws > c.workspace, ErrorCode::kInvalidArgument,
                   "the loaded plan asks for " + std::to_string(ws) + " bytes of workspace, the record " +
                       std::to_string(c.workspace));
-  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), GraphConvKernel::kLoaded, c));
+  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), GraphConvKernel::kLoaded, c, plan));
 }
 
 // Rebuilds a recorded engine without tuning. First from its engine id and knobs alone, as a hand-made
@@ -1134,9 +1181,25 @@ Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const Co
     if (g->get_plan_name_at_index(*it, name).is_bad()) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
     seen.push_back(name);
-    if (compiled_at_run_time(*g, *it)) compiled += g->build_plan_at_index(handle, *it).is_good();
+    if (!compiled_at_run_time(*g, *it) || g->build_plan_at_index(handle, *it).is_bad()) continue;
+    ++compiled;
+    if (o.ahead_plans_dir.empty()) continue;
+    // Made the graph's current plan (built already: nothing compiled) and written for the tuning process; one
+    // not written is compiled there, as without this process.
+    std::vector<uint8_t> bytes;
+    if (g->build_plan_at_index(*it).is_good() && g->serialize(bytes, false).is_good())
+      (void)write_plan_file(ahead_plan_path(o.ahead_plans_dir, spec, true, name), ahead_plan_identity(spec, true, name),
+                            bytes);
   }
   return compiled;
+}
+
+std::string ahead_plan_identity(const ConvSpec& spec, bool fused, const std::string& plan_name) {
+  return spec.key() + (fused ? "|fused|" : "|alone|") + plan_name + "\n";
+}
+
+std::string ahead_plan_path(const std::string& dir, const ConvSpec& spec, bool fused, const std::string& plan_name) {
+  return dir + "/" + sched::signature_hash(ahead_plan_identity(spec, fused, plan_name)) + ".plan";
 }
 
 TuningStats& TuningStats::operator+=(const TuningStats& o) {
@@ -1149,6 +1212,7 @@ TuningStats& TuningStats::operator+=(const TuningStats& o) {
   compile_seconds += o.compile_seconds;
   first_run_seconds += o.first_run_seconds;
   skipped_losing += o.skipped_losing;
+  taken_ahead += o.taken_ahead;
   return *this;
 }
 

@@ -103,6 +103,7 @@ struct TuningStats {
   double compile_seconds = 0;    // of build_seconds, plans cuDNN compiles at run time (NVRTC)
   double first_run_seconds = 0;  // of seconds, each candidate's first (untimed) run
   int skipped_losing = 0;        // runtime-compiled candidates not built: they keep losing (LosingEngines)
+  int taken_ahead = 0;           // runtime-compiled candidates loaded as a compile-ahead process built them
   TuningStats& operator+=(const TuningStats& o);
 };
 
@@ -144,6 +145,9 @@ struct ConvBuildOptions {
   TuningStats* stats = nullptr;  // when given, tuning adds what it cost
   // When given, tuning skips the runtime-compiled engines it says keep losing, and tells it what it timed.
   LosingEngines* losing = nullptr;
+  // Where compile-ahead processes leave the runtime-compiled plans they build (compile_ahead writes them,
+  // tuning loads a candidate found there instead of compiling it). Empty: none.
+  std::string ahead_plans_dir;
 };
 
 // Builds the kernel for `spec`: from `cached` when given (no tuning; loaded from `cached_plan` when that
@@ -160,7 +164,13 @@ std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine);
 
 // Builds, without running or timing them, the plans cuDNN compiles at run time among those tune_graph may
 // time for `spec` (its fused graph), so that the driver's JIT cache holds their kernels when a tuning
-// process builds them (rt::compile_shard). Returns how many were built.
+// process builds them (rt::compile_shard), and, with options.ahead_plans_dir, writes each there as cuDNN
+// serializes it, for the tuning process to load instead of compiling it again. Returns how many were built.
 Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuildOptions& options);
+
+// The file in `dir` holding the plan named `plan_name` of `spec`'s graph (fused or not), and what the file
+// says first: the full identity, checked when read, since the name is a hash of it.
+std::string ahead_plan_path(const std::string& dir, const ConvSpec& spec, bool fused, const std::string& plan_name);
+std::string ahead_plan_identity(const ConvSpec& spec, bool fused, const std::string& plan_name);
 
 }  // namespace ios::rt

@@ -138,13 +138,26 @@ Status KernelCache::save_plans(const std::string& dir) const {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot make the kernel cache's plan folder '" + dir + "': " + ec.message());
-  for (const auto& [key, bytes] : new_plans_) {
-    const std::string file = plan_file(dir, key), tmp = file + ".tmp" + std::to_string(::getpid());
-    RETURN_IF_ERROR(write_text_file(tmp, plan_header(key) + std::string(bytes.begin(), bytes.end())));
-    std::filesystem::rename(tmp, file, ec);
-    RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot write kernel plan '" + file + "': " + ec.message());
-  }
+  for (const auto& [key, bytes] : new_plans_)
+    RETURN_IF_ERROR(write_plan_file(plan_file(dir, key), plan_header(key), bytes));
   return Status::ok();
+}
+
+Status write_plan_file(const std::string& file, const std::string& header, const std::vector<uint8_t>& bytes) {
+  const std::string tmp = file + ".tmp" + std::to_string(::getpid());
+  RETURN_IF_ERROR(write_text_file(tmp, header + std::string(bytes.begin(), bytes.end())));
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot write kernel plan '" + file + "': " + ec.message());
+  return Status::ok();
+}
+
+std::vector<uint8_t> read_plan_file(const std::string& file, const std::string& header) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return {};
+  Expected<std::string> text = read_file(file, kMaxFileBytes);
+  if (!text || text->size() <= header.size() || text->compare(0, header.size(), header) != 0) return {};
+  return std::vector<uint8_t>(text->begin() + std::ptrdiff_t(header.size()), text->end());
 }
 
 // A name for the file, not its identity (the header is that).
@@ -162,13 +175,7 @@ std::vector<uint8_t> KernelCache::plan(const std::string& key) const {
     dir = plans_dir_;
   }
   if (dir.empty()) return {};
-  const std::string file = plan_file(dir, key);
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) return {};
-  Expected<std::string> text = read_file(file, kMaxFileBytes);
-  const std::string header = plan_header(key);
-  if (!text || text->size() <= header.size() || text->compare(0, header.size(), header) != 0) return {};
-  return std::vector<uint8_t>(text->begin() + std::ptrdiff_t(header.size()), text->end());
+  return read_plan_file(plan_file(dir, key), plan_header(key));
 }
 
 void KernelCache::put_plan(const std::string& key, std::vector<uint8_t> bytes) {

@@ -72,6 +72,12 @@ class KernelCache {
   Status save_plans(const std::string& dir) const;
 };
 
+// A plan file: `header` (what the plan is, checked when read), then the plan's bytes. Written under a temporary
+// name and renamed, so that a reader, in this process or another, finds all of it or nothing.
+Status write_plan_file(const std::string& file, const std::string& header, const std::vector<uint8_t>& bytes);
+// The plan's bytes; empty where the file is missing, unreadable or does not start with `header`.
+std::vector<uint8_t> read_plan_file(const std::string& file, const std::string& header);
+
 // $IOS_KERNEL_CACHE, else $XDG_CACHE_HOME/ios/kernel_cache.json, else ~/.cache/ios/kernel_cache.json.
 std::string default_kernel_cache_path();
 

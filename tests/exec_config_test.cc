@@ -3,6 +3,7 @@
 #include "common/exec_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -258,6 +259,16 @@ TEST_F(KernelCacheFile, CompiledPlansComeBackByKeyAndOnlyForTheirEnvironment) {
   for (const auto& entry : std::filesystem::directory_iterator(rt::KernelCache::plans_dir(path)))
     std::ofstream(entry.path(), std::ios::binary) << "H100|132\nsomething else\n\x01";
   EXPECT_TRUE(b.plan("k").empty());
+}
+
+TEST_F(KernelCacheFile, APlanFileGivesItsBytesBackOnlyUnderItsOwnHeader) {
+  const std::string file = path + ".plan";
+  const std::vector<uint8_t> bytes = {'{', 0, 1, 255, '}'};
+  ASSERT_TRUE(rt::write_plan_file(file, "conv A|fused|eng53\n", bytes).is_ok());
+  EXPECT_EQ(rt::read_plan_file(file, "conv A|fused|eng53\n"), bytes);
+  EXPECT_TRUE(rt::read_plan_file(file, "conv B|fused|eng53\n").empty());  // another plan hashed to the same name
+  EXPECT_TRUE(rt::read_plan_file(path + ".missing", "conv A|fused|eng53\n").empty());
+  EXPECT_FALSE(std::filesystem::exists(file + ".tmp" + std::to_string(::getpid())));  // renamed, not left behind
 }
 
 TEST_F(KernelCacheFile, AMissingFileIsAnEmptyCache) {

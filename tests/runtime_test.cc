@@ -414,6 +414,45 @@ TEST(GpuCompileAhead, ShardsBuildTheNetworksRuntimeCompiledPlansBetweenThem) {
   EXPECT_EQ(compiled("0/2") + compiled("1/2"), all);
 }
 
+// Tuning loads the plans a compile-ahead process wrote instead of compiling them, and the network they make
+// matches the reference: SqueezeNet fp16's sequential network, its process done before the first tuning.
+TEST(GpuCompileAhead, TuningLoadsThePlansTheProcessWroteAndTheNetworkMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  Reference& ref = reference_for("squeezenet");
+  const std::string dir = ::testing::TempDir() + "/ios_ahead_plans_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out =
+      run_ios("compile-ahead --model squeezenet --precision fp16 --kernel-cache none --shard 0/1 --plans-dir " + dir);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(compiled (\d+) plans)"))) << out;
+  const auto files = std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator());
+  EXPECT_EQ(files, std::stoi(m[1])) << "one file per plan compiled";
+  ExecutorOptions eo;
+  eo.config = config_of("fp16", "auto", 1);
+  ContextOptions co;
+  co.dtype = eo.config.dtype;
+  co.math = eo.config.math;
+  eo.context = *Context::create(co);
+  eo.context->set_before_tuning([dir] { return Context::TuningCompanions{nullptr, 1, dir}; });
+  auto plan = analytic_plan(ref.graph, sched::Policy::kSequential, sched::ExecMode::kStaged);
+  ASSERT_TRUE(plan);
+  auto exec = Executor::create(ref.graph, ref.weights, *plan, eo);
+  ASSERT_TRUE(exec) << exec.status().to_string();
+  ASSERT_TRUE((*exec)->set_input(ref.input[1]).is_ok());
+  ASSERT_TRUE((*exec)->run().is_ok());
+  auto y = (*exec)->output();
+  ASSERT_TRUE(y);
+  const double err = reference::relative_l2_error(*y, ref.output[1]);
+  const TuningStats& t = eo.context->kernel_stats().tuning;
+  std::printf(
+      "[compile ahead] squeezenet fp16: %ld plans written, %d loaded by tuning, %.2f s compiling; rel-L2 %.2e\n",
+      long(files), t.taken_ahead, t.compile_seconds, err);
+  EXPECT_GT(t.taken_ahead, 0);
+  EXPECT_LT(err, 1e-2);
+  std::filesystem::remove_all(dir);
+}
+
 // The processes start at the first convolution tuned: a process that finds every kernel in the file starts none.
 TEST(GpuCompileAhead, ProcessesStartOnlyWhereAConvolutionIsTuned) {
   SKIP_WITHOUT_GPU();
