@@ -693,9 +693,14 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
     std::optional<AheadPlan> ahead = compiled ? load_ahead_plan(handle, spec, fused, name, o) : std::nullopt;
     // Else deselected, or the engine refuses it.
     const bool built = ahead || g->build_plan_at_index(handle, i).is_good();
-    stats.build_seconds += seconds_since(building);
-    if (compiled && !ahead) stats.compile_seconds += seconds_since(building);
+    const double build_s = seconds_since(building);
+    stats.build_seconds += build_s;
+    if (compiled && !ahead) stats.compile_seconds += build_s;
     stats.taken_ahead += ahead.has_value();
+    if (o.verbose && compiled)
+      std::fprintf(stderr, "[conv] %s: candidate %s %s in %.1f ms%s\n", spec.key().c_str(), name.c_str(),
+                   ahead ? "loaded as a compile-ahead process built it" : "compiled at run time", build_s * 1e3,
+                   fused ? "" : " (unfused graph)");
     if (!built) continue;
     auto execute = [&] {
       return ahead ? ahead->graph->execute(handle, pack, workspace)
