@@ -612,10 +612,34 @@ std::vector<int64_t> defer_losing(const fe::graph::Graph& g, const std::vector<i
   return out;
 }
 
+// A plan as cuDNN serialized it, made a graph again (nothing compiled), with the workspace it asks for.
+struct LoadedPlan {
+  std::shared_ptr<fe::graph::Graph> graph;
+  int64_t workspace = 0;
+};
+Expected<LoadedPlan> deserialize_plan(cudnnHandle_t handle, const std::vector<uint8_t>& bytes) {
+  LoadedPlan p{std::make_shared<fe::graph::Graph>(), 0};
+  try {  // the frontend parses the bytes with nlohmann::json, which throws on damaged ones
+    CHECK_FE(p.graph->deserialize(handle, bytes));
+  } catch (const std::exception& e) {
+    return error(ErrorCode::kInvalidArgument, std::string("the plan does not parse: ") + e.what());
+  }
+  CHECK_FE(p.graph->get_workspace_size(p.workspace));
+  return p;
+}
+
+// What a compile-ahead process's plan file says first (checked when read), and its name: a hash of that.
+std::string ahead_plan_identity(const ConvSpec& spec, bool fused, const std::string& plan_name) {
+  return spec.key() + (fused ? "|fused|" : "|alone|") + plan_name + "\n";
+}
+std::string ahead_plan_path(const std::string& dir, const ConvSpec& spec, bool fused, const std::string& plan_name) {
+  return dir + "/" + sched::signature_hash(ahead_plan_identity(spec, fused, plan_name)) + ".plan";
+}
+
 // A runtime-compiled candidate as a compile-ahead process built it (ConvBuildOptions::ahead_plans_dir), loaded:
 // nothing compiled. None where that process has not written it (yet), or it does not load.
 struct AheadPlan {
-  std::shared_ptr<fe::graph::Graph> graph;
+  LoadedPlan loaded;
   std::vector<uint8_t> bytes;
 };
 std::optional<AheadPlan> load_ahead_plan(cudnnHandle_t handle, const ConvSpec& spec, bool fused,
@@ -624,15 +648,9 @@ std::optional<AheadPlan> load_ahead_plan(cudnnHandle_t handle, const ConvSpec& s
   std::vector<uint8_t> bytes =
       read_plan_file(ahead_plan_path(o.ahead_plans_dir, spec, fused, name), ahead_plan_identity(spec, fused, name));
   if (bytes.empty()) return std::nullopt;
-  auto g = std::make_shared<fe::graph::Graph>();
-  int64_t workspace = 0;
-  try {  // the frontend parses the bytes with nlohmann::json, which throws on damaged ones
-    if (g->deserialize(handle, bytes).is_bad() || g->get_workspace_size(workspace).is_bad()) return std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (workspace > int64_t(o.workspace_limit)) return std::nullopt;
-  return AheadPlan{std::move(g), std::move(bytes)};
+  Expected<LoadedPlan> loaded = deserialize_plan(handle, bytes);
+  if (!loaded || loaded->workspace > int64_t(o.workspace_limit)) return std::nullopt;
+  return AheadPlan{std::move(*loaded), std::move(bytes)};
 }
 
 // Builds every candidate engine of one graph and keeps the fastest on the real buffers.
@@ -703,7 +721,7 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
                    fused ? "" : " (unfused graph)");
     if (!built) continue;
     auto execute = [&] {
-      return ahead ? ahead->graph->execute(handle, pack, workspace)
+      return ahead ? ahead->loaded.graph->execute(handle, pack, workspace)
                    : g->execute_plan_at_index(handle, pack, workspace, i);
     };
     const auto first_run = WallClock::now();
@@ -752,10 +770,9 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   if (precompiled) retry = choice_at(*g, origin, *precompiled, fused);
   std::shared_ptr<ConvKernel> winner;
   if (best_ahead) {
-    int64_t ws = 0;
-    if (best_ahead->graph->get_workspace_size(ws).is_good()) choice.workspace = ws;
-    winner.reset(new GraphConvKernel(spec, std::move(best_ahead->graph), GraphConvKernel::kLoaded, std::move(choice),
-                                     std::move(best_ahead->bytes)));
+    choice.workspace = best_ahead->loaded.workspace;
+    winner.reset(new GraphConvKernel(spec, std::move(best_ahead->loaded.graph), GraphConvKernel::kLoaded,
+                                     std::move(choice), std::move(best_ahead->bytes)));
   } else {
     winner.reset(new GraphConvKernel(spec, std::move(g), best, std::move(choice)));
   }
@@ -794,18 +811,11 @@ Expected<std::shared_ptr<ConvKernel>> rebuild_explored(cudnnHandle_t handle, con
 // Loads a recorded runtime-compiled engine from its serialized plan: no compilation.
 Expected<std::shared_ptr<ConvKernel>> load_compiled(cudnnHandle_t handle, const ConvSpec& spec, const KernelChoice& c,
                                                     const std::vector<uint8_t>& plan) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  try {  // the frontend parses the bytes with nlohmann::json, which throws on a damaged file
-    CHECK_FE(g->deserialize(handle, plan));
-  } catch (const std::exception& e) {
-    return error(ErrorCode::kInvalidArgument, std::string("the plan does not parse: ") + e.what());
-  }
-  int64_t ws = 0;
-  CHECK_FE(g->get_workspace_size(ws));
-  RETURN_ERROR_IF(ws > c.workspace, ErrorCode::kInvalidArgument,
-                  "the loaded plan asks for " + std::to_string(ws) + " bytes of workspace, the record " +
+  ASSIGN_OR_RETURN(LoadedPlan p, deserialize_plan(handle, plan));
+  RETURN_ERROR_IF(p.workspace > c.workspace, ErrorCode::kInvalidArgument,
+                  "the loaded plan asks for " + std::to_string(p.workspace) + " bytes of workspace, the record " +
                       std::to_string(c.workspace));
-  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(g), GraphConvKernel::kLoaded, c, plan));
+  return std::shared_ptr<ConvKernel>(new GraphConvKernel(spec, std::move(p.graph), GraphConvKernel::kLoaded, c, plan));
 }
 
 // Rebuilds a recorded engine without tuning. First from its engine id and knobs alone, as a hand-made
@@ -1197,14 +1207,6 @@ Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const Co
                             bytes);
   }
   return compiled;
-}
-
-std::string ahead_plan_identity(const ConvSpec& spec, bool fused, const std::string& plan_name) {
-  return spec.key() + (fused ? "|fused|" : "|alone|") + plan_name + "\n";
-}
-
-std::string ahead_plan_path(const std::string& dir, const ConvSpec& spec, bool fused, const std::string& plan_name) {
-  return dir + "/" + sched::signature_hash(ahead_plan_identity(spec, fused, plan_name)) + ".plan";
 }
 
 TuningStats& TuningStats::operator+=(const TuningStats& o) {

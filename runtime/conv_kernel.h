@@ -168,9 +168,4 @@ std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine);
 // serializes it, for the tuning process to load instead of compiling it again. Returns how many were built.
 Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuildOptions& options);
 
-// The file in `dir` holding the plan named `plan_name` of `spec`'s graph (fused or not), and what the file
-// says first: the full identity, checked when read, since the name is a hash of it.
-std::string ahead_plan_path(const std::string& dir, const ConvSpec& spec, bool fused, const std::string& plan_name);
-std::string ahead_plan_identity(const ConvSpec& spec, bool fused, const std::string& plan_name);
-
 }  // namespace ios::rt
