@@ -30,6 +30,7 @@
 #include "runtime/executor.h"
 #include "runtime/measured_cost_model.h"
 #include "runtime/profiler.h"
+#include "runtime/stage_marginals.h"
 #endif
 
 namespace {
@@ -288,7 +289,8 @@ struct OptimizeArgs {
   std::string prefetch_weights = "off";    // off | on | auto
   int prefetch_ahead = 1;
   bool measure_schedule = true;
-  int dataflow_segment = -1;  // -1: by cost model (see --dataflow-segment)
+  bool stage_marginals = false;  // ios optimize --stage-marginals
+  int dataflow_segment = -1;     // -1: by cost model (see --dataflow-segment)
   std::string devices = "0";
   // Unset: kDefaultWorkersPerGpu for a measured DP search. Two workers on one H100 searched NasNet fp32
   // 1.31x faster than one (13.4-14.6 s against 18.0-18.3 s) and Inception V3 tf32 at 0.96x (2.6-2.8 against
@@ -858,6 +860,47 @@ Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const io
       {"predicted_ms", dataflow_predicted}, {"measured_ms", d.median_ms}, {"ratio", dataflow_ratio}};
   return Status::ok();
 }
+
+// --stage-marginals: what each stage adds to the staged network it runs in, beside its figure (the stage timed
+// alone), and the sums: where the prediction and the network part, stage by stage, without a tracer's
+// overhead (CUPTI added 7-18 % at fp32 and tf32, experiments/RESULTS.md, session 23).
+Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
+                              ios::sched::CostModel& figures, Session& session, int batch, Report& report) {
+  auto context = session.context();
+  if (!context) return context.status();
+  ios::rt::ExecutorOptions options;
+  options.config = session.config;
+  options.context = *context;
+  const std::vector<ios::sched::Stage> stages = ios::sched::all_stages(sched);
+  ASSIGN_OR_RETURN(ios::rt::StageMarginals m, ios::rt::time_stage_marginals(g, weights, stages, options));
+  FILE* out = report.text();
+  std::fprintf(out, "Stage marginals (the staged network %.3f ms less the network without the stage; %d rounds):\n",
+               m.network_ms, ios::rt::MarginalOptions{}.rounds);
+  std::fprintf(out, "  stage  kind        groups  ops  figure us  in network us  difference us  spread us\n");
+  double figures_sum = 0, marginals_sum = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t k = 0; k < stages.size(); ++k) {
+    ASSIGN_OR_RETURN(const double figure, figures.stage_latency_ms(g, stages[k], batch));
+    const ios::rt::StageMarginal& s = m.stages[k];
+    size_t ops = 0;
+    for (const auto& group : stages[k].groups) ops += group.size();
+    const char* kind = stages[k].kind == ios::sched::StageKind::kMerge ? "merge" : "concurrent";
+    std::fprintf(out, "  %5zu  %-10s  %6zu  %3zu  %9.2f  %13.2f  %13.2f  %9.2f\n", k, kind, stages[k].groups.size(),
+                 ops, figure * 1e3, s.in_network_ms * 1e3, (s.in_network_ms - figure) * 1e3, s.spread_ms * 1e3);
+    rows.push_back({{"kind", kind},
+                    {"groups", stages[k].groups.size()},
+                    {"ops", ops},
+                    {"figure_ms", figure},
+                    {"in_network_ms", s.in_network_ms},
+                    {"spread_ms", s.spread_ms}});
+    figures_sum += figure;
+    marginals_sum += s.in_network_ms;
+  }
+  std::fprintf(out, "  sums: figures %.3f ms, in network %.3f ms, the network %.3f ms\n", figures_sum, marginals_sum,
+               m.network_ms);
+  report.json["stage_marginals"] = {{"network_ms", m.network_ms}, {"stages", rows}};
+  return Status::ok();
+}
 #endif
 
 // The search's progress on stderr, once a second after the first: parts done (and reused), stages
@@ -1008,6 +1051,11 @@ int cmd_optimize(OptimizeArgs& a) {
                            std::string(a.devices != "0" ? "--devices" : "--workers-per-gpu") +
                                " spreads a measured DP search over GPU workers; this run uses the " + (*model)->name() +
                                " cost model with " + display_name(a, *policy)));
+  if (a.stage_marginals && (*model)->name() != "measured")
+    return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                           "--stage-marginals times stages in the network on the GPU: it needs --cost-model measured "
+                           "(this run: " +
+                               (*model)->name() + ")"));
   std::string cache_key =
       (*model)->name() + "|" + session->config.plan_key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
@@ -1062,6 +1110,15 @@ int cmd_optimize(OptimizeArgs& a) {
   report_stage_timing(**model, more_models, a.options.batch, a.report);
   if (measured && a.measure_schedule && !sched.is_stream_level())
     if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a, a.report); !s) return fail(s);
+  if (a.stage_marginals) {
+    if (sched.is_stream_level())
+      return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                             "--stage-marginals times a schedule's stages: " + display_name(a, *policy) +
+                                 " schedules streams, not stages"));
+    if (Status s = report_stage_marginals(*g, *measured->weights(), sched, cache, *session, a.options.batch, a.report);
+        !s)
+      return fail(s);
+  }
 #endif
   if (!a.stage_cache.empty())
     if (Status s = cache.save(a.stage_cache); !s) return fail(s);
@@ -1544,6 +1601,9 @@ int main(int argc, char** argv) {
   OptimizeArgs optimize_args;
   optimize_args.add_to(opt);
   opt->add_option("--out", optimize_args.out, "write the schedule (IOS JSON shape)");
+  opt->add_flag("--stage-marginals", optimize_args.stage_marginals,
+                "measured cost model: each stage's cost inside the staged network (the network less the network "
+                "without it) beside its figure");
 
   auto* val = app.add_subcommand("validate", "check a schedule file against a network");
   GraphSource validate_src;

@@ -86,6 +86,9 @@ struct TimingOptions {
   double warmup_ms = 0;
   int iterations = 200;
   double min_seconds = 0;
+  // Replays back to back between one pair of events, the sample their mean: the host's launch of each is
+  // then hidden behind the replay before it (rt::time_stage_marginals).
+  int replays_per_sample = 1;
 };
 
 class Executor {

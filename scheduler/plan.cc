@@ -60,6 +60,13 @@ ExecutionPlan compile_stages(const std::vector<Stage>& stages) {
   return p;
 }
 
+ExecutionPlan compile_stages_without(const std::vector<Stage>& stages, size_t left_out) {
+  std::vector<Stage> kept;
+  for (size_t i = 0; i < stages.size(); ++i)
+    if (i != left_out) kept.push_back(stages[i]);
+  return compile_stages(kept);
+}
+
 namespace {
 
 struct Launch {

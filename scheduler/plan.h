@@ -38,6 +38,9 @@ struct ExecutionPlan {
 
 // A staged plan of the given stages, in order (compile_timed_stages adds what a stage timed alone misses).
 ExecutionPlan compile_stages(const std::vector<Stage>& stages);
+// The staged plan of every stage but `left_out`: the network less one stage, whose latency taken off the
+// whole network's is that stage's cost inside it (rt::time_stage_marginals).
+ExecutionPlan compile_stages_without(const std::vector<Stage>& stages, size_t left_out);
 // What a cost model times for `stages` taken out of a network: their staged plan (a stage), or in
 // dataflow mode the same stages without barriers between them (a segment, Schedule::dataflow_barriers);
 // then, on stream 0, every concatenation outside them that takes a merged launch's output whole

@@ -65,6 +65,13 @@ TEST(Cli, DevicesWithoutAMeasuredSearchIsANamedError) {
   EXPECT_NE(r.out.find("analytic cost model"), std::string::npos) << r.out;
 }
 
+TEST(Cli, StageMarginalsWithoutTheMeasuredModelIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --cost-model analytic --stage-marginals --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--stage-marginals times stages in the network on the GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(this run: analytic)"), std::string::npos) << r.out;
+}
+
 TEST(Cli, WorkersPerGpuWithoutAMeasuredSearchIsANamedError) {
   const Result r = ios("optimize --model squeezenet --cost-model analytic --workers-per-gpu 2 --quiet");
   EXPECT_NE(r.code, 0) << r.out;

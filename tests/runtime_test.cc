@@ -24,6 +24,7 @@
 #include "runtime/kernels.h"
 #include "runtime/measured_cost_model.h"
 #include "runtime/profiler.h"
+#include "runtime/stage_marginals.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
 #include "test_graphs.h"
@@ -906,6 +907,33 @@ TEST(GpuRuntime, MeasuredCostModelTimesAStage) {
   ASSERT_TRUE(ms) << ms.status().to_string();
   EXPECT_GT(*ms, 0.0);
   EXPECT_LT(*ms, 10.0);
+}
+
+// What each stage adds to the staged network (the network less the network without it): the stages'
+// marginals cover most of the network and none exceeds it; the largest stage adds something.
+TEST(GpuRuntime, StageMarginalsAddUpToAboutTheStagedNetwork) {
+  SKIP_WITHOUT_GPU();
+  ir::Graph g = testing::inception_block(64, 28);
+  const ir::Weights w = ir::make_weights(g);
+  const std::vector<sched::Stage> stages = {sched::Stage{sched::StageKind::kConcurrent, {{1}, {2, 3}, {4, 5, 6}}},
+                                            sched::Stage{sched::StageKind::kConcurrent, {{7}}},
+                                            sched::Stage{sched::StageKind::kConcurrent, {{8}}},
+                                            sched::Stage{sched::StageKind::kConcurrent, {{9}}}};
+  ExecutorOptions options;
+  options.context = context_for(options.config);
+  auto m = time_stage_marginals(g, w, stages, options);
+  ASSERT_TRUE(m) << m.status().to_string();
+  ASSERT_EQ(m->stages.size(), stages.size());
+  double sum = 0, largest = 0;
+  for (const StageMarginal& s : m->stages) {
+    EXPECT_LT(s.in_network_ms, m->network_ms);
+    sum += s.in_network_ms;
+    largest = std::max(largest, s.in_network_ms);
+  }
+  EXPECT_GT(m->network_ms, 0.0);
+  EXPECT_GT(largest, 0.0);
+  EXPECT_GT(sum, 0.5 * m->network_ms);
+  EXPECT_LT(sum, 1.2 * m->network_ms);
 }
 
 // The same two convolutions merged, once writing their concatenation in place (their terms in order)

@@ -709,6 +709,21 @@ TEST(Plan, ConcurrentStageForksAndJoinsThroughEvents) {
   EXPECT_EQ(plan->steps.back().stream, 0);
 }
 
+TEST(Plan, TheNetworkWithoutAStageLaunchesEveryOtherStagesOpsAndNoneOfItsOwn) {
+  ir::Graph g = testing::inception_block();
+  const std::vector<Stage> stages = all_stages(sequential_schedule(g));
+  const int all = compile_stages(stages).launches();
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const ExecutionPlan p = compile_stages_without(stages, k);
+    EXPECT_TRUE(validate_plan(p).is_ok()) << "without stage " << k;
+    EXPECT_EQ(p.launches(), all - compile_stages({stages[k]}).launches()) << "without stage " << k;
+    const std::vector<ir::NodeId> left_out = stages[k].ops();
+    for (const PlanStep& st : p.steps)
+      for (ir::NodeId id : st.ops)
+        EXPECT_EQ(std::count(left_out.begin(), left_out.end(), id), 0) << "without stage " << k << ": op " << id;
+  }
+}
+
 TEST(Plan, OparaWaitsOnlyAcrossStreams) {
   ir::Graph g = opara_example();
   Schedule s;

@@ -1,0 +1,48 @@
+#include "runtime/stage_marginals.h"
+
+#include <algorithm>
+
+#include "scheduler/plan.h"
+
+namespace ios::rt {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+Expected<StageMarginals> time_stage_marginals(const ir::Graph& g, const ir::Weights& w,
+                                              const std::vector<sched::Stage>& stages, const ExecutorOptions& options,
+                                              const MarginalOptions& marginal) {
+  RETURN_ERROR_IF(marginal.rounds < 1, ErrorCode::kInvalidArgument, "stage marginals need at least one round");
+  ASSIGN_OR_RETURN(std::unique_ptr<Executor> whole, Executor::create(g, w, sched::compile_stages(stages), options));
+  std::vector<std::unique_ptr<Executor>> without;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    ASSIGN_OR_RETURN(auto exec, Executor::create(g, w, sched::compile_stages_without(stages, k), options));
+    without.push_back(std::move(exec));
+  }
+  // Interleaved, so that a drift of the GPU between rounds moves the whole network and its variants alike.
+  std::vector<double> network;
+  std::vector<std::vector<double>> differences(stages.size());
+  for (int round = 0; round < marginal.rounds; ++round) {
+    ASSIGN_OR_RETURN(Timing full, whole->time(marginal.timing));
+    network.push_back(full.median_ms);
+    for (size_t k = 0; k < stages.size(); ++k) {
+      ASSIGN_OR_RETURN(Timing less, without[k]->time(marginal.timing));
+      differences[k].push_back(full.median_ms - less.median_ms);
+    }
+  }
+  StageMarginals out;
+  out.network_ms = median(network);
+  for (const std::vector<double>& d : differences) {
+    const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
+    out.stages.push_back(StageMarginal{median(d), *hi - *lo});
+  }
+  return out;
+}
+
+}  // namespace ios::rt
