@@ -865,17 +865,27 @@ Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const io
 // alone), and the sums: where the prediction and the network part, stage by stage, without a tracer's
 // overhead (CUPTI added 7-18 % at fp32 and tf32, experiments/RESULTS.md, session 23).
 Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
-                              ios::sched::CostModel& figures, Session& session, int batch, Report& report) {
+                              ios::sched::CostModel& figures, Session& session, int batch, bool quiet, Report& report) {
   auto context = session.context();
   if (!context) return context.status();
   ios::rt::ExecutorOptions options;
   options.config = session.config;
   options.context = *context;
   const std::vector<ios::sched::Stage> stages = ios::sched::all_stages(sched);
-  ASSIGN_OR_RETURN(ios::rt::StageMarginals m, ios::rt::time_stage_marginals(g, weights, stages, options));
+  ios::rt::MarginalOptions marginal;
+  if (!quiet)
+    marginal.on_round = [&](int done, double seconds) {
+      if (done == 0)
+        std::fprintf(stderr, "[stage marginals] %zu networks built; timing them in %d rounds\n", stages.size() + 1,
+                     marginal.rounds);
+      else
+        std::fprintf(stderr, "[stage marginals] round %d/%d, %.1f s | ETA %.0f s\n", done, marginal.rounds, seconds,
+                     seconds / done * (marginal.rounds - done));
+    };
+  ASSIGN_OR_RETURN(ios::rt::StageMarginals m, ios::rt::time_stage_marginals(g, weights, stages, options, marginal));
   FILE* out = report.text();
   std::fprintf(out, "Stage marginals (the staged network %.3f ms less the network without the stage; %d rounds):\n",
-               m.network_ms, ios::rt::MarginalOptions{}.rounds);
+               m.network_ms, marginal.rounds);
   std::fprintf(out, "  stage  kind        groups  ops  figure us  in network us  difference us  spread us\n");
   double figures_sum = 0, marginals_sum = 0;
   nlohmann::json rows = nlohmann::json::array();
@@ -1115,7 +1125,8 @@ int cmd_optimize(OptimizeArgs& a) {
       return fail(ios::error(ios::ErrorCode::kInvalidArgument,
                              "--stage-marginals times a schedule's stages: " + display_name(a, *policy) +
                                  " schedules streams, not stages"));
-    if (Status s = report_stage_marginals(*g, *measured->weights(), sched, cache, *session, a.options.batch, a.report);
+    if (Status s = report_stage_marginals(*g, *measured->weights(), sched, cache, *session, a.options.batch, a.quiet,
+                                          a.report);
         !s)
       return fail(s);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/wall_clock.h"
 #include "scheduler/plan.h"
 
 namespace ios::rt {
@@ -19,12 +20,16 @@ Expected<StageMarginals> time_stage_marginals(const ir::Graph& g, const ir::Weig
                                               const std::vector<sched::Stage>& stages, const ExecutorOptions& options,
                                               const MarginalOptions& marginal) {
   RETURN_ERROR_IF(marginal.rounds < 1, ErrorCode::kInvalidArgument, "stage marginals need at least one round");
-  ASSIGN_OR_RETURN(std::unique_ptr<Executor> whole, Executor::create(g, w, sched::compile_stages(stages), options));
+  ExecutorOptions shared = options;
+  if (!shared.store) shared.store = std::make_shared<DeviceStore>();
+  ASSIGN_OR_RETURN(std::unique_ptr<Executor> whole, Executor::create(g, w, sched::compile_stages(stages), shared));
   std::vector<std::unique_ptr<Executor>> without;
   for (size_t k = 0; k < stages.size(); ++k) {
-    ASSIGN_OR_RETURN(auto exec, Executor::create(g, w, sched::compile_stages_without(stages, k), options));
+    ASSIGN_OR_RETURN(auto exec, Executor::create(g, w, sched::compile_stages_without(stages, k), shared));
     without.push_back(std::move(exec));
   }
+  const auto start = WallClock::now();
+  if (marginal.on_round) marginal.on_round(0, 0);
   // Interleaved, so that a drift of the GPU between rounds moves the whole network and its variants alike.
   std::vector<double> network;
   std::vector<std::vector<double>> differences(stages.size());
@@ -35,6 +40,7 @@ Expected<StageMarginals> time_stage_marginals(const ir::Graph& g, const ir::Weig
       ASSIGN_OR_RETURN(Timing less, without[k]->time(marginal.timing));
       differences[k].push_back(full.median_ms - less.median_ms);
     }
+    if (marginal.on_round) marginal.on_round(round + 1, seconds_since(start));
   }
   StageMarginals out;
   out.network_ms = median(network);

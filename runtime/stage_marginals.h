@@ -3,6 +3,7 @@
 // set beside what the stage adds to the network it runs in (`ios optimize --stage-marginals`).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -25,9 +26,13 @@ struct StageMarginals {
 struct MarginalOptions {
   int rounds = 7;                        // passes over the whole network and each network less one stage, in turn
   TimingOptions timing{3, 0, 20, 0, 5};  // per network per round: samples of back-to-back replays
+  // Once the networks are built (0 rounds done), then after each round: rounds done and the seconds since
+  // the first began (a progress line's ETA).
+  std::function<void(int, double)> on_round;
 };
 
-// The staged networks built on `options` (their context, and so their kernels); `w` their weights.
+// The staged networks built on `options` (their context, and so their kernels), on one DeviceStore unless
+// `options` names one: `w` uploaded once, one arena for all (they run one at a time).
 Expected<StageMarginals> time_stage_marginals(const ir::Graph& g, const ir::Weights& w,
                                               const std::vector<sched::Stage>& stages, const ExecutorOptions& options,
                                               const MarginalOptions& marginal = {});
