@@ -1061,6 +1061,10 @@ int cmd_optimize(OptimizeArgs& a) {
                            std::string(a.devices != "0" ? "--devices" : "--workers-per-gpu") +
                                " spreads a measured DP search over GPU workers; this run uses the " + (*model)->name() +
                                " cost model with " + display_name(a, *policy)));
+  if (a.stage_marginals && *policy == ios::sched::Policy::kOpara)
+    return fail(ios::error(
+        ios::ErrorCode::kInvalidArgument,
+        "--stage-marginals times a schedule's stages: " + display_name(a, *policy) + " schedules streams, not stages"));
   if (a.stage_marginals && (*model)->name() != "measured")
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,
                            "--stage-marginals times stages in the network on the GPU: it needs --cost-model measured "
@@ -1121,10 +1125,6 @@ int cmd_optimize(OptimizeArgs& a) {
   if (measured && a.measure_schedule && !sched.is_stream_level())
     if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a, a.report); !s) return fail(s);
   if (a.stage_marginals) {
-    if (sched.is_stream_level())
-      return fail(ios::error(ios::ErrorCode::kInvalidArgument,
-                             "--stage-marginals times a schedule's stages: " + display_name(a, *policy) +
-                                 " schedules streams, not stages"));
     if (Status s = report_stage_marginals(*g, *measured->weights(), sched, cache, *session, a.options.batch, a.quiet,
                                           a.report);
         !s)

@@ -72,6 +72,13 @@ TEST(Cli, StageMarginalsWithoutTheMeasuredModelIsANamedError) {
   EXPECT_NE(r.out.find("(this run: analytic)"), std::string::npos) << r.out;
 }
 
+TEST(Cli, StageMarginalsOfAStreamPolicyIsANamedError) {
+  const Result r = ios("optimize --model squeezenet --opt opara --cost-model analytic --stage-marginals --quiet");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--stage-marginals times a schedule's stages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("schedules streams, not stages"), std::string::npos) << r.out;
+}
+
 TEST(Cli, WorkersPerGpuWithoutAMeasuredSearchIsANamedError) {
   const Result r = ios("optimize --model squeezenet --cost-model analytic --workers-per-gpu 2 --quiet");
   EXPECT_NE(r.code, 0) << r.out;
