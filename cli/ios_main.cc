@@ -810,6 +810,16 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
   report.json["kernel_tuning"] = tuning_json(kernels);
 }
 
+// Executors of the whole network on the session's context, whose kernels the search tuned.
+Expected<ios::rt::ExecutorOptions> network_options(Session& session) {
+  auto context = session.context();
+  if (!context) return context.status();
+  ios::rt::ExecutorOptions options;
+  options.config = session.config;
+  options.context = *context;
+  return options;
+}
+
 // The plan end to end as `ios run` runs it under the flags' --prefetch-weights: without prefetching,
 // with it, or (auto) the faster of the two.
 Expected<ios::rt::Timing> end_to_end(const Graph& g, const ios::ir::Weights& weights,
@@ -829,11 +839,7 @@ Expected<ios::rt::Timing> end_to_end(const Graph& g, const ios::ir::Weights& wei
 // `weights` are the measured cost model's (seeded: timing does not depend on values).
 Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
                        const ios::sched::ExecutionPlan& plan, Session& session, const OptimizeArgs& a, Report& report) {
-  auto context = session.context();
-  if (!context) return context.status();
-  ios::rt::ExecutorOptions options;
-  options.config = session.config;
-  options.context = *context;
+  ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(session));
   ASSIGN_OR_RETURN(ios::rt::Timing t, end_to_end(g, weights, plan, options, a));
   const std::string prefetching = a.prefetch_weights == "off" ? "" : ", prefetching weights " + a.prefetch_weights;
   const double predicted = sched.meta.latency_ms, ratio = t.median_ms / predicted;
@@ -866,11 +872,7 @@ Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const io
 // overhead (CUPTI added 7-18 % at fp32 and tf32, experiments/RESULTS.md, session 23).
 Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
                               ios::sched::CostModel& figures, Session& session, int batch, bool quiet, Report& report) {
-  auto context = session.context();
-  if (!context) return context.status();
-  ios::rt::ExecutorOptions options;
-  options.config = session.config;
-  options.context = *context;
+  ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(session));
   const std::vector<ios::sched::Stage> stages = ios::sched::all_stages(sched);
   ios::rt::MarginalOptions marginal;
   if (!quiet)
@@ -892,8 +894,7 @@ Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, c
   for (size_t k = 0; k < stages.size(); ++k) {
     ASSIGN_OR_RETURN(const double figure, figures.stage_latency_ms(g, stages[k], batch));
     const ios::rt::StageMarginal& s = m.stages[k];
-    size_t ops = 0;
-    for (const auto& group : stages[k].groups) ops += group.size();
+    const size_t ops = stages[k].ops().size();
     const char* kind = stages[k].kind == ios::sched::StageKind::kMerge ? "merge" : "concurrent";
     std::fprintf(out, "  %5zu  %-10s  %6zu  %3zu  %9.2f  %13.2f  %13.2f  %9.2f\n", k, kind, stages[k].groups.size(),
                  ops, figure * 1e3, s.in_network_ms * 1e3, (s.in_network_ms - figure) * 1e3, s.spread_ms * 1e3);

@@ -4,17 +4,9 @@
 
 #include "common/wall_clock.h"
 #include "scheduler/plan.h"
+#include "scheduler/stage_timing.h"
 
 namespace ios::rt {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
 
 Expected<StageMarginals> time_stage_marginals(const ir::Graph& g, const ir::Weights& w,
                                               const std::vector<sched::Stage>& stages, const ExecutorOptions& options,
@@ -43,10 +35,10 @@ Expected<StageMarginals> time_stage_marginals(const ir::Graph& g, const ir::Weig
     if (marginal.on_round) marginal.on_round(round + 1, seconds_since(start));
   }
   StageMarginals out;
-  out.network_ms = median(network);
+  out.network_ms = sched::median_of(network);
   for (const std::vector<double>& d : differences) {
     const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
-    out.stages.push_back(StageMarginal{median(d), *hi - *lo});
+    out.stages.push_back(StageMarginal{sched::median_of(d), *hi - *lo});
   }
   return out;
 }
