@@ -22,7 +22,13 @@ MeasuredCostModel::MeasuredCostModel(std::shared_ptr<const ir::Weights> weights,
     : weights_(std::move(weights)),
       params_(params),
       context_(std::move(context)),
-      store_(std::make_shared<DeviceStore>()) {}
+      store_(std::make_shared<DeviceStore>()) {
+  // An L2 size the device does not give counts as none: every replay's weights cold, what a network
+  // larger than any L2 meets.
+  const Expected<size_t> l2 = context_->l2_bytes();
+  params_.rule = params_.rule.for_footprint(int64_t(weights_->parameter_count() * params_.config.element_bytes()),
+                                            l2 ? int64_t(*l2) : 0);
+}
 
 MeasuredCostModel::MeasuredCostModel(const MeasuredCostModel& first, Params params, std::shared_ptr<Context> context)
     : MeasuredCostModel(first.weights_, params, std::move(context)) {

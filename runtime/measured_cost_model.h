@@ -31,7 +31,8 @@ class MeasuredCostModel : public sched::CostModel {
     ExecConfig config;  // its batch is replaced by each query's
   };
   // `context` (shared with the executors that will run the schedule) must match config's dtype/math;
-  // its device is the one measured on.
+  // its device is the one measured on. The rule's sched::L2Timing::kByFootprint is resolved here, by the
+  // weights at config's precision against the device's L2.
   MeasuredCostModel(const ir::Graph& g, Params params, std::shared_ptr<Context> context);
   // Another worker of `first`'s search (on any GPU): its weights and its calibration, so that every
   // worker's figures are corrected alike.
@@ -72,7 +73,7 @@ class MeasuredCostModel : public sched::CostModel {
   size_t measurements() const { return size_t(stats_.stages); }
   const sched::StageTimingStats& stats() const { return stats_; }
   const Context& context() const { return *context_; }
-  const sched::StageTimingRule& rule() const { return params_.rule; }
+  const sched::StageTimingRule& rule() const { return params_.rule; }             // resolved (for_footprint)
   const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
   // Every figure is corrected twice, by values measured once per search (shared by its workers and kept
   // in a stage cache file with the figures, see calibration()):

@@ -108,6 +108,8 @@ Expected<std::vector<StageTimer::Span>> StageTimer::queue_round(Timed& t, cudaEv
         spans.push_back({begin, end, 1, 1.0 / n});
       }
       break;
+    case sched::L2Timing::kByFootprint:  // MeasuredCostModel resolves it (StageTimingRule::for_footprint)
+      return error(ErrorCode::kInvalidArgument, "stage timing: the rule's L2 mode by footprint was not resolved");
     case sched::L2Timing::kColdShare: {
       RETURN_ERROR_IF(n < 2, ErrorCode::kInvalidArgument, "l2-share stage timing needs 2 replays per round");
       RETURN_IF_ERROR(flush_l2(t));

@@ -30,14 +30,34 @@ std::string StageTimingRule::describe() const {
     case L2Timing::kFlushed:
       return out + ", L2 flushed before each replay";
     case L2Timing::kColdWeights:
-      return out + ", L2 flushed and activations read back before each replay";
+      out += ", L2 flushed and activations read back before each replay";
+      break;
     case L2Timing::kColdShare:
+      out +=
+          ", each round's first replay after an L2 flush (activations read back), weighed by the cold share "
+          "(calibrated end to end" +
+          std::string(prefetch_ahead > 0 ? ", with or without weights prefetched, whichever ran faster)" : ")");
+      break;
+    case L2Timing::kByFootprint:
       return out +
-             ", each round's first replay after an L2 flush (activations read back), weighed by the cold share "
-             "(calibrated end to end" +
-             (prefetch_ahead > 0 ? ", with or without weights prefetched, whichever ran faster)" : ")");
+             ", every replay's weights cold where the network's weights exceed the L2, else each round's first "
+             "replay cold weighed by the cold share";
+  }
+  if (footprint) {
+    std::snprintf(text, sizeof text, " (the network's weights, %.1f MB, %s the L2's %.1f MB)",
+                  double(footprint->weight_bytes) / 1e6,
+                  footprint->weight_bytes > footprint->l2_bytes ? "exceed" : "fit", double(footprint->l2_bytes) / 1e6);
+    out += text;
   }
   return out;
+}
+
+StageTimingRule StageTimingRule::for_footprint(int64_t weight_bytes, int64_t l2_bytes) const {
+  if (l2 != L2Timing::kByFootprint) return *this;
+  StageTimingRule r = *this;
+  r.l2 = weight_bytes > l2_bytes ? L2Timing::kColdWeights : L2Timing::kColdShare;
+  r.footprint = Footprint{weight_bytes, l2_bytes};
+  return r;
 }
 
 std::string StageTimingRule::cache_tag() const {
@@ -50,6 +70,8 @@ std::string StageTimingRule::cache_tag() const {
       return "|cold-weights";
     case L2Timing::kColdShare:  // the share follows from the network, precision and device, all in the key
       return "|l2-share" + (prefetch_ahead > 0 ? "|prefetch" + std::to_string(prefetch_ahead) : std::string());
+    case L2Timing::kByFootprint:  // resolved by the network, precision and device, all in the key
+      return "|l2-footprint" + (prefetch_ahead > 0 ? "|prefetch" + std::to_string(prefetch_ahead) : std::string());
   }
   return "";
 }

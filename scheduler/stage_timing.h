@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace ios::sched {
 // noisy stage gets up to `max_rounds`. The absolute term exists because a stage of a few microseconds
 // jitters by tens of percent from launch to launch while an error that small cannot change which
 // schedule wins. IOS's own rule is warmup 2, number 6 and six rounds: {2, 6, 6, 6, 0, 0}.
-enum class L2Timing { kWarm, kFlushed, kColdWeights, kColdShare };
+enum class L2Timing { kWarm, kFlushed, kColdWeights, kColdShare, kByFootprint };
 
 struct StageTimingRule {
   // The default ("adaptive"): on the H100 its schedules ran within 0.6 % of those of 3-6 rounds on
@@ -42,10 +43,15 @@ struct StageTimingRule {
   // stage's activations read back into the L2 before the replay. kColdShare: each round's first replay as
   // kColdWeights, the others right behind it (warm), weighed by the share of the network's weights the
   // L2 cannot hold (the measured cost model's cold share): a stage whose weights are evicted only part
-  // of the time costs in between. The default: on the H100 it brought the search's prediction within
-  // 1.6 % of the end-to-end latency on Inception V3, NasNet and RandWire (warm: 11-18 % under) and its
-  // schedules ran 1.0-2.8 % faster (experiments/RESULTS.md, session 15).
-  L2Timing l2 = L2Timing::kColdShare;
+  // of the time costs in between. On the H100 it brought the search's prediction within 1.6 % of the
+  // end-to-end latency on Inception V3, NasNet and RandWire (warm: 11-18 % under) and its schedules ran
+  // 1.0-2.8 % faster (experiments/RESULTS.md, session 15). kByFootprint, the default: kColdWeights where
+  // the network's weights exceed the L2, else kColdShare (resolved, below). A network replayed back to back
+  // whose weights exceed the L2 finds every stage's weights evicted by the stages before it, while the share
+  // calibrated on the sequential schedule came out near 0 for Inception V3 and NasNet at tf32 and left
+  // IOS-Both's prediction 9-12 % under the network; with kColdWeights it came within 3 % on Inception V3
+  // (fp32, tf32), NasNet and RandWire, the schedules as fast (H100, experiments/RESULTS.md, session 40).
+  L2Timing l2 = L2Timing::kByFootprint;
   // A stage asked with a limit (the figure past which it loses to the best ending so far) is timed for
   // one round first; a round past the limit by more than this fraction stops it there (far_past_limit),
   // any other goes on to min_rounds. Most stages the DP asks lose by far, and for them the second round
@@ -65,6 +71,15 @@ struct StageTimingRule {
   // 5-7% slower than those of two replays per round (experiments/RESULTS.md, session 13). Warm: l2-share
   // needs a warm replay beside the cold one.
   static StageTimingRule fast() { return {1, 1, 3, 6, 0.05, 0.002, L2Timing::kWarm}; }
+
+  // Where kByFootprint chose, what it compared: the network's weights at the run's precision and the L2.
+  struct Footprint {
+    int64_t weight_bytes = 0, l2_bytes = 0;
+  };
+  std::optional<Footprint> footprint = std::nullopt;
+  // kByFootprint resolved for a network of `weight_bytes` of weights on a GPU of `l2_bytes` of L2 (and the
+  // comparison kept in `footprint`); any other rule unchanged.
+  StageTimingRule for_footprint(int64_t weight_bytes, int64_t l2_bytes) const;
   std::string describe() const;
   bool flushes() const { return l2 != L2Timing::kWarm; }
   // What the rule adds to a stage-cache file key: cold timings are other numbers than warm ones.
@@ -73,7 +88,7 @@ struct StageTimingRule {
 
 // "adaptive" (the defaults above), "ios", "fast", or "W/N/MIN-MAX/TOL[/ABS_US]" (e.g. "1/2/3-6/0.05" or
 // "1/1/3-6/0.05/2": 5% or 2 microseconds), each optionally followed by ",warm", ",cold-l2" (kFlushed),
-// ",cold-weights" or ",l2-share" (which needs N >= 2). Without one: l2-share where N >= 2, else warm
+// ",cold-weights" or ",l2-share" (which needs N >= 2). Without one: kByFootprint where N >= 2, else warm
 // (ios and fast: warm).
 Expected<StageTimingRule> parse_stage_timing(const std::string& text);
 

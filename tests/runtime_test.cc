@@ -1274,6 +1274,24 @@ TEST(GpuRuntime, ColdShareIsTheShareAtWhichTheOpsAloneAddUpToTheNetworkRunEndToE
   expect_share_adds_up(share);
 }
 
+// The default rule's L2 mode follows the network: a 134 MB layer's weights exceed any GPU's L2 we run on, so
+// every replay is timed with them cold and no share is calibrated; a small block's fit, and are weighed by
+// the share.
+TEST(GpuRuntime, TheDefaultRuleTimesWeightsColdWhereTheNetworkExceedsTheL2) {
+  SKIP_WITHOUT_GPU();
+  const ir::Graph big = linear_layer(16384, 2048), small = testing::inception_block(64, 28);
+  MeasuredCostModel big_model(big, MeasuredCostModel::Params{}, context_for(ExecConfig{}));
+  MeasuredCostModel small_model(small, MeasuredCostModel::Params{}, context_for(ExecConfig{}));
+  EXPECT_EQ(big_model.rule().l2, sched::L2Timing::kColdWeights) << big_model.rule().describe();
+  EXPECT_EQ(small_model.rule().l2, sched::L2Timing::kColdShare) << small_model.rule().describe();
+  ASSERT_TRUE(big_model.rule().footprint);
+  EXPECT_GE(big_model.rule().footprint->weight_bytes, int64_t{16384} * 2048 * 4);
+  auto ms = big_model.stage_latency_ms(big, sched::Stage{sched::StageKind::kConcurrent, {{1}}}, 1);
+  ASSERT_TRUE(ms) << ms.status().to_string();
+  EXPECT_GT(*ms, 0.0);
+  EXPECT_FALSE(big_model.cold_share(1).has_value());  // nothing to weigh: no calibration
+}
+
 // With workers on two GPUs the calibration's ops are dealt out over both (the workers wait for it): the
 // sums and the share come out as on one GPU, up to timing noise, and the second GPU's worker times after.
 TEST(GpuRuntime, TheColdShareCalibratedOnTwoGpusAddsUpAsOnOne) {

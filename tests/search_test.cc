@@ -27,6 +27,31 @@ namespace {
 // 3..6 rounds of 2 replays until the spread is within 5%.
 const StageTimingRule kThreeToSix{1, 2, 3, 6, 0.05, 0};
 
+// The default L2 mode follows the network's footprint: weights the L2 cannot hold are cold in every replay,
+// weights it holds are cold only by the calibrated share; a mode the user named stays.
+TEST(StageTiming, TheDefaultTimesWeightsColdWhereTheyExceedTheL2AndByTheShareWhereTheyFit) {
+  const StageTimingRule rule;
+  EXPECT_EQ(rule.l2, L2Timing::kByFootprint);
+  const int64_t l2 = 50 << 20;
+  const StageTimingRule big = rule.for_footprint(95'000'000, l2), small = rule.for_footprint(13'000'000, l2);
+  EXPECT_EQ(big.l2, L2Timing::kColdWeights);
+  EXPECT_EQ(small.l2, L2Timing::kColdShare);
+  EXPECT_EQ(rule.for_footprint(l2, l2).l2, L2Timing::kColdShare);  // exactly the L2: it holds them
+  ASSERT_TRUE(big.footprint);
+  EXPECT_EQ(big.footprint->weight_bytes, 95'000'000);
+  EXPECT_NE(big.describe().find("activations read back"), std::string::npos) << big.describe();
+  EXPECT_NE(big.describe().find("95.0 MB, exceed the L2's 52.4 MB"), std::string::npos) << big.describe();
+  EXPECT_NE(small.describe().find("13.0 MB, fit the L2's"), std::string::npos) << small.describe();
+  for (const char* named : {"adaptive,l2-share", "adaptive,warm", "adaptive,cold-l2", "ios"}) {
+    const StageTimingRule r = *parse_stage_timing(named);
+    EXPECT_EQ(r.for_footprint(95'000'000, l2).l2, r.l2) << named;
+    EXPECT_FALSE(r.for_footprint(95'000'000, l2).footprint) << named;
+  }
+  // Its figures are other numbers than the share's: a stage cache file of either is not reused for the other.
+  EXPECT_NE(rule.cache_tag(), parse_stage_timing("adaptive,l2-share")->cache_tag());
+  EXPECT_NE(rule.cache_tag(), "");
+}
+
 TEST(StageTiming, SteadyRoundsStopAtTheMinimum) {
   const StageTimingRule rule = kThreeToSix;
   EXPECT_FALSE(timing_settled({1.00, 1.01}, rule));
@@ -137,7 +162,8 @@ TEST(StageTiming, ParseAcceptsNamesAndTuplesAndNamesTheFlagOnGarbage) {
   EXPECT_EQ(t->min_rounds, 2);
   EXPECT_EQ(t->max_rounds, 10);
   EXPECT_DOUBLE_EQ(t->tolerance, 0.05);
-  EXPECT_EQ(t->l2, L2Timing::kColdShare);  // the default wherever a round has a warm replay
+  EXPECT_EQ(t->l2, L2Timing::kByFootprint);  // the default wherever a round has a warm replay
+  EXPECT_EQ(a->l2, L2Timing::kByFootprint);
   EXPECT_EQ(parse_stage_timing("0/1/2-10/0.05")->l2, L2Timing::kWarm);
   EXPECT_EQ(parse_stage_timing("0/4/2-10/0.05,warm")->l2, L2Timing::kWarm);
   EXPECT_EQ(parse_stage_timing("ios")->l2, L2Timing::kWarm);
