@@ -78,6 +78,49 @@ class CostModel {
   }
 };
 
+// A model in front of another: every query goes to `inner()` unless a subclass overrides it (the stage
+// cache, a worker's view of it, a worker lending its requests out). A query added to CostModel is forwarded
+// here once, not in every wrapper, where a forgotten override would silently answer with the default.
+class ForwardingCostModel : public CostModel {
+ public:
+  std::string name() const override { return inner().name(); }
+  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
+    return inner().stage_latency_ms(g, stage, batch);
+  }
+  Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                   int batch) override {
+    return inner().stage_latencies_ms(g, stages, batch);
+  }
+  Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                           const std::vector<double>& limits, int batch) override {
+    return inner().limited_stage_latencies_ms(g, stages, limits, batch);
+  }
+  bool screens() const override { return inner().screens(); }
+  Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
+                                                    int batch) override {
+    return inner().screen_latencies_ms(g, stages, batch);
+  }
+  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
+                                                     const std::vector<std::vector<Stage>>& segments,
+                                                     int batch) override {
+    return inner().segment_latencies_ms(g, segments, batch);
+  }
+  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
+                                                     const std::vector<std::vector<int>>& barrier_sets,
+                                                     int batch) override {
+    return inner().network_latencies_ms(g, s, barrier_sets, batch);
+  }
+  std::string lane() const override { return inner().lane(); }
+  size_t spare_workers() const override { return inner().spare_workers(); }
+  std::map<std::string, double> calibration() const override { return inner().calibration(); }
+  Status adopt_calibration(const std::map<std::string, double>& values) override {
+    return inner().adopt_calibration(values);
+  }
+
+ protected:
+  virtual CostModel& inner() const = 0;
+};
+
 // A staged schedule's stages, all blocks in order: what barrier indices count.
 std::vector<Stage> all_stages(const Schedule& s);
 // The segments between a set of barriers (sorted stage indices in (0, stages)), in order.
@@ -176,7 +219,7 @@ class TableCostModel : public CostModel {
 // whose key (device, library versions, precision, model) must match for entries to be reused.
 // Thread-safe: worker(m) gives a further thread its own view that measures misses with m; a stage
 // another thread is measuring is waited for, never measured twice.
-class StageCache : public CostModel {
+class StageCache : public ForwardingCostModel {
  public:
   // `key` names what the latencies were measured under (callers include kKeyFormat, so files whose
   // entries were keyed another way, verbatim signatures or the byte-wise hash before v2, are ignored).
@@ -188,39 +231,6 @@ class StageCache : public CostModel {
   // Times the entries at the given indices of what was asked, in that order.
   using Measure = std::function<Expected<std::vector<double>>(const std::vector<size_t>&)>;
   StageCache(CostModel& inner, std::string key) : key_(std::move(key)), own_(*this, inner) {}
-  std::string name() const override { return own_.name(); }
-  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
-    return own_.stage_latency_ms(g, stage, batch);
-  }
-  Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
-                                                   int batch) override {
-    return own_.stage_latencies_ms(g, stages, batch);
-  }
-  Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
-                                                           const std::vector<double>& limits, int batch) override {
-    return own_.limited_stage_latencies_ms(g, stages, limits, batch);
-  }
-  bool screens() const override { return own_.screens(); }
-  Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
-                                                    int batch) override {
-    return own_.screen_latencies_ms(g, stages, batch);
-  }
-  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
-                                                     const std::vector<std::vector<Stage>>& segments,
-                                                     int batch) override {
-    return own_.segment_latencies_ms(g, segments, batch);
-  }
-  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
-                                                     const std::vector<std::vector<int>>& barrier_sets,
-                                                     int batch) override {
-    return own_.network_latencies_ms(g, s, barrier_sets, batch);
-  }
-  std::string lane() const override { return own_.lane(); }
-  size_t spare_workers() const override { return own_.spare_workers(); }
-  std::map<std::string, double> calibration() const override { return own_.calibration(); }
-  Status adopt_calibration(const std::map<std::string, double>& values) override {
-    return own_.adopt_calibration(values);
-  }
   std::unique_ptr<CostModel> worker(CostModel& inner) { return std::make_unique<View>(*this, inner); }
 
   Status load(const std::string& path);  // a missing file is not an error; a different key is ignored
@@ -231,10 +241,9 @@ class StageCache : public CostModel {
   size_t size() const;
 
  private:
-  class View : public CostModel {
+  class View : public ForwardingCostModel {
    public:
     View(StageCache& cache, CostModel& inner) : cache_(cache), inner_(inner) {}
-    std::string name() const override { return inner_.name(); }
     Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override;
     Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                      int batch) override;
@@ -242,7 +251,6 @@ class StageCache : public CostModel {
     // rule's min_rounds, or after one round far past its limit).
     Expected<std::vector<double>> limited_stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                              const std::vector<double>& limits, int batch) override;
-    bool screens() const override { return inner_.screens(); }
     Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                       int batch) override;
     Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
@@ -253,12 +261,9 @@ class StageCache : public CostModel {
     Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                        const std::vector<std::vector<int>>& barrier_sets,
                                                        int batch) override;
-    std::string lane() const override { return inner_.lane(); }
-    size_t spare_workers() const override { return inner_.spare_workers(); }
-    std::map<std::string, double> calibration() const override { return inner_.calibration(); }
-    Status adopt_calibration(const std::map<std::string, double>& values) override {
-      return inner_.adopt_calibration(values);
-    }
+
+   protected:
+    CostModel& inner() const override { return inner_; }
 
    private:
     void refresh_keys(const ir::Graph& g);
@@ -286,7 +291,10 @@ class StageCache : public CostModel {
   std::unordered_map<std::string, double> table_;
   std::unordered_set<std::string> measuring_;
   size_t hits_ = 0, misses_ = 0;
-  View own_;
+  mutable View own_;  // the first worker's view: every query to the cache itself goes through it
+
+ protected:
+  CostModel& inner() const override { return own_; }
 };
 
 }  // namespace ios::sched

@@ -18,13 +18,9 @@ struct IdleWorkers::Task {
 
 // Worker i's model as its stage cache view sees it: requests of several stages are spread, everything
 // else goes to the model unchanged.
-class IdleWorkers::Asker : public CostModel {
+class IdleWorkers::Asker : public ForwardingCostModel {
  public:
   Asker(IdleWorkers& pool, size_t index) : pool_(pool), index_(index) {}
-  std::string name() const override { return inner().name(); }
-  Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& stage, int batch) override {
-    return inner().stage_latency_ms(g, stage, batch);
-  }
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                    int batch) override {
     return pool_.spread(index_, stages.size(), [&](CostModel& m, size_t first, size_t end) {
@@ -38,32 +34,18 @@ class IdleWorkers::Asker : public CostModel {
       return m.limited_stage_latencies_ms(g, slice(stages, first, end), slice(limits, first, end), batch);
     });
   }
-  bool screens() const override { return inner().screens(); }
   Expected<std::vector<double>> screen_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
                                                     int batch) override {
     return pool_.spread(index_, stages.size(), [&](CostModel& m, size_t first, size_t end) {
       return m.screen_latencies_ms(g, slice(stages, first, end), batch);
     });
   }
-  Expected<std::vector<double>> segment_latencies_ms(const ir::Graph& g,
-                                                     const std::vector<std::vector<Stage>>& segments,
-                                                     int batch) override {
-    return inner().segment_latencies_ms(g, segments, batch);
-  }
-  Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
-                                                     const std::vector<std::vector<int>>& barrier_sets,
-                                                     int batch) override {
-    return inner().network_latencies_ms(g, s, barrier_sets, batch);
-  }
-  std::string lane() const override { return inner().lane(); }
   size_t spare_workers() const override { return pool_.spare(index_); }
-  std::map<std::string, double> calibration() const override { return inner().calibration(); }
-  Status adopt_calibration(const std::map<std::string, double>& values) override {
-    return inner().adopt_calibration(values);
-  }
+
+ protected:
+  CostModel& inner() const override { return *pool_.models_[index_]; }
 
  private:
-  CostModel& inner() const { return *pool_.models_[index_]; }
   template <typename T>
   static std::vector<T> slice(const std::vector<T>& v, size_t first, size_t end) {
     return std::vector<T>(v.begin() + std::ptrdiff_t(first), v.begin() + std::ptrdiff_t(end));
