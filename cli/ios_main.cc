@@ -354,9 +354,7 @@ struct OptimizeArgs {
              if (!rule) throw CLI::ValidationError(rule.status().message());
              stage_timing = *rule;
            },
-           "measured cost model: adaptive | ios (IOS's 2/6/6) | fast (1/1/3-6/0.05/2) | "
-           "W/N/MIN-MAX/TOL[/ABS_US], then optionally ,l2-share | ,warm | ,cold-weights | ,cold-l2 (where N >= 2 the "
-           "default: cold-weights where the network's weights exceed the GPU's L2, else l2-share)")
+           ios::sched::kStageTimingHelp)
         ->default_str("adaptive");
     cmd->add_option(
            "--devices", devices,

@@ -47,9 +47,7 @@ void CommonArgs::add_to(CLI::App& app) {
            if (!rule) throw CLI::ValidationError(rule.status().message());
            stage_timing = *rule;
          },
-         "measured cost model: adaptive (default) | ios (2/6/6) | fast (1/1/3-6/0.05/2) | "
-         "W/N/MIN-MAX/TOL[/ABS_US], then optionally ,l2-share (the default where N >= 2) | ,warm | ,cold-weights | "
-         ",cold-l2")
+         sched::kStageTimingHelp)
       ->default_str("adaptive");
   app.add_option("--max-part-size", max_part_size, "DP part size")->check(CLI::Range(1, 128));
   app.add_flag("!--no-check", check, "skip the comparison with the CPU reference");

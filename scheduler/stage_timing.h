@@ -91,6 +91,11 @@ struct StageTimingRule {
 // ",cold-weights" or ",l2-share" (which needs N >= 2). Without one: kByFootprint where N >= 2, else warm
 // (ios and fast: warm).
 Expected<StageTimingRule> parse_stage_timing(const std::string& text);
+// What --stage-timing accepts, for every command line that takes it.
+inline constexpr const char* kStageTimingHelp =
+    "measured cost model: adaptive | ios (IOS's 2/6/6) | fast (1/1/3-6/0.05/2) | W/N/MIN-MAX/TOL[/ABS_US], then "
+    "optionally ,l2-share | ,warm | ,cold-weights | ,cold-l2 (where N >= 2 the default: cold-weights where the "
+    "network's weights exceed the GPU's L2, else l2-share)";
 
 double median_of(std::vector<double> values);
 double relative_spread(const std::vector<double>& rounds);  // (max - min) / median; 0 for fewer than 2
