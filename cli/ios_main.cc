@@ -377,6 +377,10 @@ struct OptimizeArgs {
                     "DP: stages asked of the cost model at once (measured: timed in one pass over the GPU)")
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
+    cmd->add_option("--states-together", options.states_together,
+                    "DP: states of one size solved side by side, their stages asked in one request (0: all)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 30));
     cmd->add_option("--screen-margin", options.screen_margin,
                     "DP, measured cost model: time each stage one round first, trusted within this fraction (+2 us), "
                     "and settle only stages that could still win (0: settle every stage)")
@@ -687,6 +691,7 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
                {"budget_splits", r.stats.budget_splits},
                {"memory_budget", a.options.memory_budget},
                {"stage_batch", a.options.stage_batch},
+               {"states_together", a.options.states_together},
                {"screen_margin", a.options.screen_margin},
                {"stages_settled", r.stats.stages_settled},
                {"memory_skipped", r.stats.memory_skipped}};

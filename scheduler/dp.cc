@@ -113,7 +113,7 @@ class PartDp {
 
   Status solve(std::vector<Stage>& out) {
     const Mask all = n_ == kMaxPart ? ~Mask{0} : (bit(n_) - 1);
-    ASSIGN_OR_RETURN(double best, dp(all));
+    ASSIGN_OR_RETURN(double best, resolve_all(all));
     // Unreachable with a budget of at least 1x: running the ops one by one in id order stays within it.
     RETURN_ERROR_IF(std::isinf(best), ErrorCode::kInvalidArgument,
                     "no schedule of a part of " + std::to_string(n_) + " ops fits the memory budget (raise it)");
@@ -320,7 +320,7 @@ class PartDp {
   // Chooses a closure (or none) per chain; overlapping closures merge into one group (union-find on
   // masks), and the size bound r is rechecked after every merge, the group bound s at the end.
   void enumerate(Enumeration& e, size_t chain, const std::vector<Mask>& groups) const {
-    // One state's endings alone can pass the budget on a wide part; dp() then reports it.
+    // One state's endings alone can pass the budget on a wide part; discover() then reports it.
     if (e.out.size() > static_cast<size_t>(options_.max_transitions)) return;
     if (chain == e.options.size()) {
       if (groups.empty() || static_cast<int>(groups.size()) > options_.s) return;
@@ -421,32 +421,50 @@ class PartDp {
     return Status::ok();
   }
 
-  // Costs candidates[from] if it is not costed yet, with the next uncosted candidates the DP may reach
-  // (floors under `bound`) up to the stage batch. Before the state has any bound, the first candidate
-  // goes alone: its cost is the bound that prunes most of the rest. Workers waiting beside the model
+  // Stages asked of the model in one request, from one state or several; a stage asked twice keeps the
+  // larger limit (the figure is then good for both).
+  struct Request {
+    std::vector<std::pair<Mask, bool>> todo;
+    std::vector<double> limits;
+    std::map<std::pair<Mask, bool>, size_t> index;
+    void ask(std::pair<Mask, bool> key, double limit) {
+      const auto [it, fresh] = index.emplace(key, todo.size());
+      if (!fresh) {
+        limits[it->second] = std::max(limits[it->second], limit);
+        return;
+      }
+      todo.push_back(key);
+      limits.push_back(limit);
+    }
+  };
+
+  Status send(const Request& request) {
+    const bool limited = options_.bound_pruning && options_.limited_timing && !screening();
+    return cost_stages(request.todo, false, limited ? &request.limits : nullptr);
+  }
+
+  // Asks for candidates[from] (not costed yet) with the next uncosted candidates the DP may reach (floors
+  // under `bound`) up to the stage batch. Before the state has any bound, the first candidate goes alone:
+  // its cost is the bound that prunes most of the rest. Workers waiting beside the model
   // (CostModel::spare_workers) time a share of each request side by side, so while they wait the batch
   // grows by theirs: stages a better one among them then prunes were timed on otherwise idle GPUs.
-  Status cost_ahead(const std::vector<Candidate>& candidates, size_t from, double bound) {
-    if (costed(candidates[from].ending, candidates[from].merge)) return Status::ok();
+  Status ask_ahead(const std::vector<Candidate>& candidates, size_t from, double bound, Request& request) {
     const size_t spare = model_->spare_workers();
     const size_t batch =
         (std::isinf(bound) && options_.bound_pruning ? 1 : size_t(std::max(options_.stage_batch, 1))) * (1 + spare);
-    std::vector<std::pair<Mask, bool>> todo;
-    std::vector<double> limits;  // past it, the stage loses to the best ending so far
-    for (size_t j = from; j < candidates.size() && todo.size() < batch; ++j) {
+    size_t asked = 0;
+    for (size_t j = from; j < candidates.size() && asked < batch; ++j) {
       const Candidate& c = candidates[j];
       if (options_.bound_pruning && c.lower >= bound) break;
-      const std::pair<Mask, bool> key{c.ending, c.merge};
-      if (costed(c.ending, c.merge) || std::find(todo.begin(), todo.end(), key) != todo.end()) continue;
+      if (costed(c.ending, c.merge)) continue;
       if (j > from) {  // the caller checked candidates[from]'s floor just now
         ASSIGN_OR_RETURN(double lower, lower_now(c));
         if (lower >= bound) continue;
       }
-      todo.push_back(key);
-      limits.push_back(bound - c.rest);
+      request.ask({c.ending, c.merge}, bound - c.rest);  // past it, the stage loses to the best ending so far
+      ++asked;
     }
-    const bool limited = options_.bound_pruning && options_.limited_timing && !screening();
-    return cost_stages(todo, false, limited ? &limits : nullptr);
+    return Status::ok();
   }
 
   // Screening: settles every candidate whose screening figure could still beat `bound` (the least `high`),
@@ -544,21 +562,61 @@ class PartDp {
     return c.rest + floor;
   }
 
-  Expected<double> dp(Mask s) {
-    if (s == 0) return 0.0;
-    if (const Entry* e = memo_.find(s)) return e->cost;
-    std::vector<Candidate> candidates;
-    const auto all_endings = endings(s);
-    for (const auto& [t, merge] : all_endings) {
-      ++stats_->transitions;
-      RETURN_ERROR_IF(++transitions_ > options_.max_transitions, ErrorCode::kBudgetExceeded,
-                      "a part of " + std::to_string(n_) + " ops went past " + std::to_string(options_.max_transitions) +
-                          " DP transitions");
-      if (over_memory_budget(s, t)) {
-        ++stats_->memory_skipped;
-        continue;
+  // A state and its endings within the memory budget.
+  struct State {
+    Mask s;
+    std::vector<std::pair<Mask, bool>> endings;
+  };
+
+  // Every state reachable from `all` through endings within the memory budget. The transition budget is
+  // checked here, before anything is costed.
+  Expected<std::vector<State>> discover(Mask all) {
+    std::vector<State> states;
+    MaskMap<uint8_t> seen;
+    std::vector<Mask> stack{all};
+    seen.emplace(all, 1);
+    while (!stack.empty()) {
+      State state{stack.back(), {}};
+      stack.pop_back();
+      const auto all_endings = endings(state.s);
+      RETURN_ERROR_IF(all_endings.empty(), ErrorCode::kInvalidArgument,
+                      "DP found no ending (r and s must be at least 1)");
+      for (const auto& [t, merge] : all_endings) {
+        ++stats_->transitions;
+        RETURN_ERROR_IF(++transitions_ > options_.max_transitions, ErrorCode::kBudgetExceeded,
+                        "a part of " + std::to_string(n_) + " ops went past " +
+                            std::to_string(options_.max_transitions) + " DP transitions");
+        if (over_memory_budget(state.s, t)) {
+          ++stats_->memory_skipped;
+          continue;
+        }
+        state.endings.emplace_back(t, merge);
+        const Mask rest = state.s & ~t;
+        if (rest != 0 && seen.emplace(rest, 1).second) stack.push_back(rest);
       }
-      ASSIGN_OR_RETURN(double rest, dp(s & ~t));
+      states.push_back(std::move(state));
+    }
+    return states;
+  }
+
+  // One state being solved: its candidates in the order the DP costs them, how far it got, the least any
+  // costed candidate can cost (`bound`) and the best settled one.
+  struct Resolver {
+    Mask s = 0;
+    std::vector<Candidate> candidates;
+    size_t next = 0;
+    double bound = std::numeric_limits<double>::infinity();
+    Entry best{std::numeric_limits<double>::infinity(), 0, false};
+    bool done = false;
+  };
+
+  // The state's candidates; every smaller state is solved.
+  Expected<Resolver> resolver_of(const State& state) {
+    Resolver r;
+    r.s = state.s;
+    for (const auto& [t, merge] : state.endings) {
+      const Mask rest_mask = state.s & ~t;
+      const double rest = rest_mask == 0 ? 0.0 : memo_.at(rest_mask).cost;
       if (std::isinf(rest)) continue;  // no prefix before this ending fits the memory budget
       double floor = 0;
       if (options_.bound_pruning && !merge) {
@@ -566,42 +624,86 @@ class PartDp {
       } else if (options_.bound_pruning) {
         floor = merge_floor(t);
       }
-      candidates.push_back({rest + floor, rest, t, merge});
+      r.candidates.push_back({rest + floor, rest, t, merge});
     }
-    RETURN_ERROR_IF(all_endings.empty(), ErrorCode::kInvalidArgument,
-                    "DP found no ending (r and s must be at least 1)");
     // Most promising first; once a floor reaches the least any costed candidate can cost, no later stage
     // needs costing (without screening that is the best so far).
     if (options_.bound_pruning)
-      std::stable_sort(candidates.begin(), candidates.end(),
+      std::stable_sort(r.candidates.begin(), r.candidates.end(),
                        [](const Candidate& a, const Candidate& b) { return a.lower < b.lower; });
-    double bound = std::numeric_limits<double>::infinity();
-    Entry best{bound, 0, false};
-    auto consider = [&](const Candidate& c, const Cost& k) {
-      if (k.settled && c.rest + k.ms < best.cost) best = Entry{c.rest + k.ms, c.ending, c.merge};
-    };
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      const Candidate& c = candidates[i];
-      if (options_.bound_pruning && c.lower >= bound) break;
+    return r;
+  }
+
+  static void consider(Resolver& r, const Candidate& c, const Cost& k) {
+    if (k.settled && c.rest + k.ms < r.best.cost) r.best = Entry{c.rest + k.ms, c.ending, c.merge};
+  }
+
+  // Takes the costed candidates in order until one needs costing (asked in `request`) or none is left
+  // that could win (done).
+  Status advance(Resolver& r, Request& request) {
+    for (; r.next < r.candidates.size(); ++r.next) {
+      const Candidate& c = r.candidates[r.next];
+      if (options_.bound_pruning && c.lower >= r.bound) break;
       if (!costed(c.ending, c.merge)) {
         ASSIGN_OR_RETURN(double lower, lower_now(c));
-        if (lower >= bound) continue;  // its floor rose past the bound since the candidates were sorted
+        if (lower >= r.bound) continue;  // its floor rose past the bound since the candidates were sorted
+        return ask_ahead(r.candidates, r.next, r.bound, request);
       }
-      RETURN_IF_ERROR(cost_ahead(candidates, i, bound));
       const Cost& k = *cost_of(c.ending, c.merge);
-      bound = std::min(bound, high(c, k));
-      consider(c, k);
+      r.bound = std::min(r.bound, high(c, k));
+      consider(r, c, k);
     }
-    if (screening()) {
-      RETURN_IF_ERROR(settle_contenders(candidates, bound));
-      // Every screened figure left is above the best settled total; ties go to the earliest, as without.
-      best = Entry{std::numeric_limits<double>::infinity(), 0, false};
-      for (const Candidate& c : candidates)
-        if (const Cost* k = cost_of(c.ending, c.merge)) consider(c, *k);
+    r.done = true;
+    return Status::ok();
+  }
+
+  // Solves states of one size side by side: each round, every state not done asks for its next stages,
+  // and all of them go to the model in one request. Each state prunes with its own bound, as alone; the
+  // request is larger, so a measuring model's pass and the workers lent to it have more to time at once.
+  Status resolve_together(const std::vector<State>& states, size_t begin, size_t end) {
+    std::vector<Resolver> resolvers;
+    for (size_t i = begin; i < end; ++i) {
+      ASSIGN_OR_RETURN(Resolver r, resolver_of(states[i]));
+      resolvers.push_back(std::move(r));
     }
-    ++stats_->states;
-    memo_.emplace(s, best);
-    return best.cost;
+    for (;;) {
+      Request request;
+      for (Resolver& r : resolvers)
+        if (!r.done) RETURN_IF_ERROR(advance(r, request));
+      if (request.todo.empty()) break;
+      RETURN_IF_ERROR(send(request));
+    }
+    for (Resolver& r : resolvers) {
+      if (screening()) {
+        RETURN_IF_ERROR(settle_contenders(r.candidates, r.bound));
+        // Every screened figure left is above the best settled total; ties go to the earliest, as without.
+        r.best = Entry{std::numeric_limits<double>::infinity(), 0, false};
+        for (const Candidate& c : r.candidates)
+          if (const Cost* k = cost_of(c.ending, c.merge)) consider(r, c, *k);
+      }
+      ++stats_->states;
+      memo_.emplace(r.s, r.best);
+    }
+    return Status::ok();
+  }
+
+  // The optimum of `all`: states from the smallest up, those of one size in groups of
+  // DpOptions::states_together (with screening, one at a time: each settles its contenders alone).
+  Expected<double> resolve_all(Mask all) {
+    if (all == 0) return 0.0;
+    ASSIGN_OR_RETURN(std::vector<State> states, discover(all));
+    std::stable_sort(states.begin(), states.end(),
+                     [](const State& a, const State& b) { return popcount(a.s) < popcount(b.s); });
+    const size_t together = screening() ? 1 : size_t(std::max(options_.states_together, 0));
+    for (size_t begin = 0; begin < states.size();) {
+      size_t end = begin + 1;
+      while (end < states.size() && popcount(states[end].s) == popcount(states[begin].s) &&
+             (together == 0 || end - begin < together))
+        ++end;
+      RETURN_IF_ERROR(resolve_together(states, begin, end));
+      begin = end;
+    }
+    return memo_.at(all).cost;
   }
 
   const ir::Graph& g_;

@@ -172,6 +172,8 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
   RETURN_ERROR_IF(options.memory_budget != 0 && !(options.memory_budget >= 1), ErrorCode::kInvalidArgument,
                   "--memory-budget must be 0 (no limit) or at least 1 (the sequential schedule's peak)");
   RETURN_ERROR_IF(options.stage_batch < 1, ErrorCode::kInvalidArgument, "--stage-batch must be at least 1");
+  RETURN_ERROR_IF(options.states_together < 0, ErrorCode::kInvalidArgument,
+                  "--states-together must be 0 (every state of a size) or more");
   RETURN_ERROR_IF(!(options.screen_margin >= 0 && options.screen_margin < 1), ErrorCode::kInvalidArgument,
                   "--screen-margin must be in [0, 1)");
   RETURN_ERROR_IF(options.dataflow_segment < 0, ErrorCode::kInvalidArgument,
@@ -212,6 +214,7 @@ Expected<OptimizeResult> optimize(const ir::Graph& g, const OptimizeOptions& opt
       dp.max_transitions = options.max_transitions;
       dp.memory_budget = options.memory_budget;
       dp.stage_batch = options.stage_batch;
+      dp.states_together = options.states_together;
       dp.screen_margin = options.screen_margin;
       search.on_part = options.on_part;
       search.reuse_parts = options.reuse_parts;

@@ -36,6 +36,7 @@ struct OptimizeOptions {
   bool reuse_parts = true;                                // DP: see PartSearchOptions
   double memory_budget = DpOptions{}.memory_budget;       // DP: see DpOptions
   int stage_batch = DpOptions{}.stage_batch;              // DP: see DpOptions
+  int states_together = DpOptions{}.states_together;      // DP: see DpOptions
   double screen_margin = DpOptions{}.screen_margin;       // DP: see DpOptions
   // Staged schedules: place_barriers with segments of up to this many stages, for dataflow execution
   // (Schedule::dataflow_barriers). 0: none placed, dataflow execution keeps no barrier.

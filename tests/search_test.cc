@@ -538,7 +538,7 @@ TEST(StageBatch, BatchedRequestsGiveTheScheduleOfOneStageAtATimeInFewerRequests)
   }
 }
 
-TEST(StageBatch, RequestsHoldAtMostTheBatchExceptTheSingleOpFloors) {
+TEST(StageBatch, OneStateAtATimeRequestsHoldAtMostTheBatchExceptTheSingleOpFloors) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
   for (bool prune : {true, false}) {
@@ -546,6 +546,7 @@ TEST(StageBatch, RequestsHoldAtMostTheBatchExceptTheSingleOpFloors) {
     OptimizeOptions o;
     o.max_part_size = 50;
     o.stage_batch = 4;
+    o.states_together = 1;
     o.bound_pruning = prune;
     ASSERT_TRUE(optimize(*g, o, model));
     size_t largest = 0;
@@ -559,6 +560,72 @@ TEST(StageBatch, RequestsHoldAtMostTheBatchExceptTheSingleOpFloors) {
     }
     EXPECT_GT(largest, 1u) << "no request was batched";
   }
+}
+
+// The largest request that is not the single-op floors.
+size_t largest_request(const std::vector<std::vector<Stage>>& requests) {
+  size_t largest = 0;
+  for (const auto& request : requests) {
+    const bool floors = std::all_of(request.begin(), request.end(),
+                                    [](const Stage& st) { return st.groups.size() == 1 && st.ops().size() == 1; });
+    if (!floors) largest = std::max(largest, request.size());
+  }
+  return largest;
+}
+
+TEST(StatesTogether, StatesOfOneSizeAskInOneRequestAndGiveTheScheduleOfOneStateAtATime) {
+  models::ModelOptions mo;
+  mo.nasnet_filters = 32, mo.nasnet_stem_filters = 16;
+  for (const char* name : {"inception_v3", "nasnet", "randwire"}) {  // wide blocks: many states of a size
+    auto g = models::build_model(name, mo);
+    ASSERT_TRUE(g) << name;
+    Expected<OptimizeResult> r[2] = {error(ErrorCode::kNotFound, ""), error(ErrorCode::kNotFound, "")};
+    size_t largest[2] = {0, 0};
+    for (int together : {0, 1}) {
+      BatchRecordingModel model;
+      OptimizeOptions o;
+      o.max_part_size = 50;
+      o.stage_batch = 4;
+      o.states_together = together ? 0 : 1;
+      r[together] = optimize(*g, o, model);
+      ASSERT_TRUE(r[together]) << name << ": " << r[together].status().to_string();
+      largest[together] = largest_request(model.requests);
+    }
+    EXPECT_EQ(stage_lists(r[1]->schedule), stage_lists(r[0]->schedule)) << name;
+    EXPECT_DOUBLE_EQ(r[1]->schedule.meta.latency_ms, r[0]->schedule.meta.latency_ms) << name;
+    EXPECT_EQ(r[1]->stats.states, r[0]->stats.states) << name;
+    EXPECT_EQ(r[1]->stats.transitions, r[0]->stats.transitions) << name;
+    EXPECT_LE(largest[0], 4u) << name;
+    EXPECT_GT(largest[1], 4u) << name;
+    // Every state prunes by its own bound, as alone: the requests are fewer, the stages about as many.
+    EXPECT_LT(2 * r[1]->stats.cost_requests, r[0]->stats.cost_requests) << name;
+    EXPECT_LE(double(r[1]->stats.stages_costed), 1.1 * double(r[0]->stats.stages_costed)) << name;
+    EXPECT_GE(double(r[1]->stats.stages_costed), 0.9 * double(r[0]->stats.stages_costed)) << name;
+  }
+}
+
+TEST(StatesTogether, RequestsHoldAtMostTheBatchForEachStateTogether) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  BatchRecordingModel model;
+  OptimizeOptions o;
+  o.max_part_size = 50;
+  o.stage_batch = 2;
+  o.states_together = 3;
+  ASSERT_TRUE(optimize(*g, o, model));
+  EXPECT_LE(largest_request(model.requests), 6u);
+  EXPECT_GT(largest_request(model.requests), 2u);
+}
+
+TEST(StatesTogether, ANegativeCountIsRejectedByName) {
+  auto g = models::squeezenet();
+  ASSERT_TRUE(g);
+  TableCostModel table(signature_latency);
+  OptimizeOptions o;
+  o.states_together = -1;
+  auto r = optimize(*g, o, table);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("--states-together"), std::string::npos);
 }
 
 TEST(StageBatch, TheCacheMeasuresEachMissingStageOnceAndCountsTheRestAsHits) {
@@ -1028,6 +1095,7 @@ TEST(IdleWorkers, SpareWorkersMakeTheDpAskMoreStagesAtOnceForTheSameSchedule) {
     OptimizeOptions o;
     o.max_part_size = 50;
     o.stage_batch = 4;
+    o.states_together = 1;
     r[spare] = optimize(*g, o, model);
     ASSERT_TRUE(r[spare]) << r[spare].status().to_string();
     for (const auto& request : model.requests) {
