@@ -918,7 +918,8 @@ Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, c
 #endif
 
 // The search's progress on stderr, once a second after the first: parts done (and reused), stages
-// costed, and an ETA from the share of ops in finished parts.
+// costed, and an ETA from the share of ops in finished parts and, in the parts being searched, the share
+// of their states solved.
 class ProgressLine {
  public:
   ProgressLine(const ios::sched::StageCache& cache, bool quiet) : cache_(cache) {
@@ -946,9 +947,10 @@ class ProgressLine {
     while (!wake_.wait_for(lock, std::chrono::seconds(1), [&] { return stopped_; })) {
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
       const auto& p = progress_;
-      std::string eta = "ETA after the first part";
-      if (p.ops_done > 0 && p.ops_total > p.ops_done)
-        eta = "ETA " + std::to_string(int(t / double(p.ops_done) * double(p.ops_total - p.ops_done))) + " s";
+      const double done = double(p.ops_done) + p.ops_running;  // parts in flight by their states solved
+      std::string eta = "ETA once states are solved";
+      if (done > 0 && double(p.ops_total) > done)
+        eta = "ETA " + std::to_string(int(t / done * (double(p.ops_total) - done))) + " s";
       std::fprintf(stderr, "\r[search %.0f s] parts %zu/%zu (%zu reused) | states %lld | stages costed %zu | %s   ", t,
                    p.parts_done, p.parts_total, p.parts_reused, static_cast<long long>(p.stats.states), cache_.misses(),
                    eta.c_str());

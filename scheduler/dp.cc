@@ -702,6 +702,7 @@ class PartDp {
         ++end;
       RETURN_IF_ERROR(resolve_together(states, begin, end));
       begin = end;
+      if (options_.on_progress) options_.on_progress(double(begin) / double(states.size()));
     }
     return memo_.at(all).cost;
   }
@@ -765,8 +766,13 @@ Status optimize_part(const ir::Graph& g, const std::vector<ir::NodeId>& part, co
     std::sort(sorted.begin(), sorted.end());
     const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
     ++stats.budget_splits;
-    RETURN_IF_ERROR(optimize_part(g, {sorted.begin(), middle}, options, model, out, stats, memory));
-    return optimize_part(g, {middle, sorted.end()}, options, model, out, stats, memory);
+    DpOptions first = options, second = options;  // each half reports half of the part's progress
+    if (options.on_progress) {
+      first.on_progress = [&options](double share) { options.on_progress(share / 2); };
+      second.on_progress = [&options](double share) { options.on_progress(0.5 + share / 2); };
+    }
+    RETURN_IF_ERROR(optimize_part(g, {sorted.begin(), middle}, first, model, out, stats, memory));
+    return optimize_part(g, {middle, sorted.end()}, second, model, out, stats, memory);
   }
   RETURN_IF_ERROR(solved);
   out.insert(out.end(), stages.begin(), stages.end());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "scheduler/cost_model.h"
 #include "scheduler/live_memory.h"
@@ -54,6 +55,9 @@ struct DpOptions {
   // (RandWire fp32 on 4 x H200, session 41: 317 requests against 21158, the search 12.6 s against 14.3).
   // With the same figures the DP's answer is the same either way; floors may prune a little differently.
   int states_together = 0;
+  // Called on the thread solving the part after each size of states, with the share of the part's
+  // states solved so far (0-1): progress inside a part that runs for many seconds.
+  std::function<void(double)> on_progress;
   // With a model that screens (CostModel::screens), a stage is first given a screening figure, trusted to
   // within this fraction plus screen_margin_ms either way; only stages whose figure could still win are
   // then settled, and the DP chooses among settled figures only. 0: every stage is settled at once.

@@ -1,6 +1,7 @@
 #include "scheduler/part_search.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
@@ -68,7 +69,8 @@ std::vector<PartJob> make_jobs(const ir::Graph& g, const DpOptions& dp, bool reu
   return jobs;
 }
 
-// Reports parts as they complete, in job order; a copy counts as done with its original.
+// Reports parts as they complete, in job order (a copy counts as done with its original), and the parts
+// being searched by the share of their states solved (`shares`, by job).
 class ProgressReporter {
  public:
   ProgressReporter(const std::vector<PartJob>& jobs, std::function<void(const SearchProgress&)> on_part)
@@ -78,7 +80,8 @@ class ProgressReporter {
     if (on_part_) on_part_(progress_);  // the totals, before any part is done
   }
 
-  void report(const std::vector<PartJob>& jobs) {
+  void report(const std::vector<PartJob>& jobs, const std::vector<std::atomic<double>>& shares) {
+    bool told = false;
     for (size_t i = 0; i < jobs.size(); ++i) {
       const PartJob& root = jobs[jobs[i].copy_of < 0 ? i : size_t(jobs[i].copy_of)];
       if (reported_[i] || !root.done || !root.status.is_ok()) continue;
@@ -90,11 +93,26 @@ class ProgressReporter {
       } else {
         add_stats(progress_.stats, jobs[i].stats);
       }
+      progress_.ops_running = running(jobs, shares);
       if (on_part_) on_part_(progress_);
+      told = true;
     }
+    const double now = running(jobs, shares);
+    if (now == progress_.ops_running) return;
+    progress_.ops_running = now;
+    if (!told && on_part_) on_part_(progress_);
   }
 
  private:
+  // The parts searched but not reported yet, by the share of their states solved: it only grows until a
+  // part is reported, when its ops move to ops_done whole.
+  double running(const std::vector<PartJob>& jobs, const std::vector<std::atomic<double>>& shares) const {
+    double sum = 0;
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].copy_of < 0 && !reported_[i]) sum += double(jobs[i].ops.size()) * shares[i].load();
+    return sum;
+  }
+
   std::vector<bool> reported_;
   std::function<void(const SearchProgress&)> on_part_;
   SearchProgress progress_;
@@ -133,6 +151,7 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
   std::mutex mutex;  // guards the counters and every job's status and done flag
   std::condition_variable changed, taken;
   size_t next = 0, completed = 0;
+  size_t progressed = 0;  // progress reports of the parts being searched (DpOptions::on_progress)
   bool failed = false;
   const std::pair<std::vector<size_t>, size_t> ranks = lane_ranks(models);
   const std::vector<size_t>& rank = ranks.first;
@@ -149,12 +168,22 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
     return job;
   };
   const auto start = WallClock::now();
+  std::vector<std::atomic<double>> shares(jobs.size());  // by job: the share of its states solved
+  ProgressReporter reporter(jobs, options.on_part);
   auto solve = [&](size_t i, size_t worker, CostModel& model) {
     PartJob& job = jobs[i];
     std::vector<Stage> stages;
     DpStats stats;
     job.timing = PartTiming{worker, job.ops.size(), seconds_since(start), 0};
-    Status s = optimize_part(g, job.ops, options.dp, model, stages, stats, &memory);
+    DpOptions dp = options.dp;
+    dp.on_progress = [&, i](double share) {
+      shares[i] = share;
+      if (models.size() == 1) return reporter.report(jobs, shares);  // this is the calling thread
+      std::lock_guard<std::mutex> lock(mutex);
+      ++progressed;
+      changed.notify_all();
+    };
+    Status s = optimize_part(g, job.ops, dp, model, stages, stats, &memory);
     job.timing.end_s = seconds_since(start);
     std::lock_guard<std::mutex> lock(mutex);
     job.stages = std::move(stages);
@@ -166,11 +195,10 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
     changed.notify_all();
     taken.notify_all();  // a failure releases the workers waiting for their turn
   };
-  ProgressReporter reporter(jobs, options.on_part);
   if (models.size() == 1) {
     while (std::optional<size_t> i = take(0)) {
       solve(*i, 0, *models[0]);
-      reporter.report(jobs);
+      reporter.report(jobs, shares);
     }
   } else {
     std::vector<std::thread> workers;
@@ -180,13 +208,14 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
         while (std::optional<size_t> i = take(w)) solve(*i, w, *models[w]);
         if (options.idle_workers) options.idle_workers->serve(w);
       });
-    size_t seen = 0;
+    size_t seen = 0, progress_seen = 0;
     for (bool all = queue.empty(); !all;) {
       std::unique_lock<std::mutex> lock(mutex);
-      changed.wait(lock, [&] { return completed != seen; });
+      changed.wait(lock, [&] { return completed != seen || progressed != progress_seen; });
       seen = completed;
+      progress_seen = progressed;
       all = completed == queue.size() || failed;
-      reporter.report(jobs);
+      reporter.report(jobs, shares);
     }
     if (options.idle_workers) options.idle_workers->close();
     for (std::thread& t : workers) t.join();

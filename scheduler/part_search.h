@@ -20,13 +20,15 @@ struct SearchProgress {
   size_t parts_done = 0, parts_total = 0;
   size_t ops_done = 0, ops_total = 0;  // DP work grows with a part's size; the ETA weighs parts by it
   size_t parts_reused = 0;             // solved as copies of an earlier part
+  double ops_running = 0;              // the parts being searched, their ops weighed by the share of states solved
   DpStats stats;                       // summed over the parts done
 };
 
 struct PartSearchOptions {
   DpOptions dp;
   bool reuse_parts = true;  // copies take their original's solution (off: every part is searched, as IOS does)
-  std::function<void(const SearchProgress&)> on_part;  // after every part, from the calling thread
+  // After every part and as the parts being searched progress, from the calling thread.
+  std::function<void(const SearchProgress&)> on_part;
   // The workers' measuring models wrapped in one pool, worker i's the i-th added (null: none). A worker
   // without parts left then times other workers' stages until every part is done.
   IdleWorkers* idle_workers = nullptr;
