@@ -1151,11 +1151,7 @@ TEST(IdleWorkers, SpareWorkersMakeTheDpAskMoreStagesAtOnceForTheSameSchedule) {
     o.states_together = 1;
     r[spare] = optimize(*g, o, model);
     ASSERT_TRUE(r[spare]) << r[spare].status().to_string();
-    for (const auto& request : model.requests) {
-      const bool floors = std::all_of(request.begin(), request.end(),
-                                      [](const Stage& st) { return st.groups.size() == 1 && st.ops().size() == 1; });
-      if (!floors) largest[spare] = std::max(largest[spare], request.size());
-    }
+    largest[spare] = largest_request(model.requests);
   }
   EXPECT_EQ(stage_lists(r[1]->schedule), stage_lists(r[0]->schedule));
   EXPECT_DOUBLE_EQ(r[1]->schedule.meta.latency_ms, r[0]->schedule.meta.latency_ms);
