@@ -11,6 +11,7 @@ namespace ios::sched {
 // A chunk of one asker's request: timed by a waiting worker, or taken back by the asker.
 struct IdleWorkers::Task {
   size_t asker = 0;
+  bool large = false;  // of a request of at least kSiblingMinStages: the asker's lane may help
   std::function<Answer(CostModel&)> run;
   bool taken = false;
   std::optional<Answer> answer;
@@ -66,25 +67,25 @@ CostModel& IdleWorkers::add(CostModel& model) {
   return *askers_.back();
 }
 
-bool IdleWorkers::may_help(size_t helper, size_t asker) const {
+bool IdleWorkers::may_help(size_t helper, size_t asker, bool large) const {
   if (helper == asker) return false;
   if (lanes_[helper].empty()) return true;
-  if (lanes_[helper] == lanes_[asker]) return false;
+  if (lanes_[helper] == lanes_[asker]) return large && out_of_parts_[helper];
   for (size_t w = 0; w < lanes_.size(); ++w)
     if (lanes_[w] == lanes_[helper] && !out_of_parts_[w]) return false;
   return true;
 }
 
-size_t IdleWorkers::spare_locked(size_t asker) const {
+size_t IdleWorkers::spare_locked(size_t asker, bool large) const {
   if (closed_) return 0;
   size_t helpers = 0;
-  for (size_t w = 0; w < waiting_.size(); ++w) helpers += waiting_[w] && may_help(w, asker);
+  for (size_t w = 0; w < waiting_.size(); ++w) helpers += waiting_[w] && may_help(w, asker, large);
   return helpers > queue_.size() ? helpers - queue_.size() : 0;
 }
 
 size_t IdleWorkers::spare(size_t asker) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return spare_locked(asker);
+  return spare_locked(asker, false);  // the DP's batch grows for other GPUs' workers only
 }
 
 size_t IdleWorkers::waiting() const {
@@ -105,7 +106,7 @@ void IdleWorkers::serve(size_t i) {
     auto mine = queue_.end();  // the first queued chunk this worker may time
     waiting_[i] = true;
     queued_.wait(lock, [&] {
-      mine = std::find_if(queue_.begin(), queue_.end(), [&](const auto& t) { return may_help(i, t->asker); });
+      mine = std::find_if(queue_.begin(), queue_.end(), [&](const auto& t) { return may_help(i, t->asker, t->large); });
       return mine != queue_.end() || closed_;  // closed: what it may not time, its askers take back
     });
     waiting_[i] = false;
@@ -139,10 +140,13 @@ IdleWorkers::Answer IdleWorkers::spread(size_t asker, size_t n, const Job& job) 
   std::vector<std::shared_ptr<Task>> lent;  // chunks[1...]
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (const size_t spare = spare_locked(asker); n > 1 && spare > 0) chunks = chunks_of(n, std::min(n, spare + 1));
+    const bool large = n >= kSiblingMinStages;
+    if (const size_t spare = spare_locked(asker, large); n > 1 && spare > 0)
+      chunks = chunks_of(n, std::min(n, spare + 1));
     for (size_t k = 1; k < chunks.size(); ++k) {
       auto task = std::make_shared<Task>();
       task->asker = asker;
+      task->large = large;
       task->run = [&job, c = chunks[k]](CostModel& m) { return job(m, c.begin, c.end); };
       queue_.push_back(task);
       lent.push_back(task);

@@ -4,10 +4,13 @@
 // from start to end). IdleWorkers wraps each worker's measuring model (the one behind its stage cache
 // view): a request of several stages that reaches it (the cache's misses) is cut in contiguous chunks, the
 // asker timing the first while waiting workers time the others with their own models, side by side. A chunk
-// no helper has started when the asker is done, the asker times itself. Only workers of a lane
-// (CostModel::lane: a GPU) whose workers are all out of parts help, and only workers of other lanes: a
-// worker helping on a GPU where a part is still searched takes GPU time from that part (RandWire fp32 on
-// one H200: 3 % slower with its sibling helping). The wrapped model also tells the DP how many workers wait
+// no helper has started when the asker is done, the asker times itself. Workers of a lane (CostModel::lane:
+// a GPU) whose workers are all out of parts help any worker of another lane: a worker helping on a GPU where
+// a part is still searched takes GPU time from that part. A worker out of parts also helps its own GPU's
+// sibling, but only with requests of kSiblingMinStages or more: it builds its share of the stage executors
+// on its own thread, and both take turns timing them. With requests of two stages this made RandWire fp32
+// on one H200 3 % slower (session 35); since the DP asks for a size of states at once (session 41),
+// requests hold hundreds of stages and one thread building their executors feeds the GPU. The wrapped model also tells the DP how many workers wait
 // (CostModel::spare_workers), so that it asks for more stages at once while they do. Figures come from the
 // same models either way: the schedule does not depend on who timed a stage beyond measurement noise.
 #pragma once
@@ -45,6 +48,9 @@ class IdleWorkers {
 
   size_t waiting() const;  // workers in serve() without a chunk
 
+  // A request at least this large may also be shared with workers out of parts on the asker's own GPU.
+  static constexpr size_t kSiblingMinStages = 32;
+
   struct Stats {
     int64_t chunks_lent = 0;  // chunks a waiting worker timed for another
     int64_t stages_lent = 0;  // the stages in them
@@ -59,9 +65,12 @@ class IdleWorkers {
   using Job = std::function<Answer(CostModel&, size_t, size_t)>;
   Answer spread(size_t asker, size_t n, const Job& job);
   // Whether worker `helper` may time worker `asker`'s chunks: another lane, every worker of which is out
-  // of parts (a model without a lane is a lane of its own).
-  bool may_help(size_t helper, size_t asker) const;
-  size_t spare_locked(size_t asker) const;  // waiting workers that may help it, less the chunks queued
+  // of parts (a model without a lane is a lane of its own); or, for a request of at least
+  // kSiblingMinStages, a worker out of parts on the asker's own lane, which then builds its share of the
+  // stages on its own thread while both take turns timing them.
+  bool may_help(size_t helper, size_t asker, bool large) const;
+  // Waiting workers that may help it with a request of that size, less the chunks queued.
+  size_t spare_locked(size_t asker, bool large) const;
   size_t spare(size_t asker) const;
 
   std::vector<CostModel*> models_;

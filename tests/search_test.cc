@@ -1076,6 +1076,28 @@ TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
   EXPECT_EQ(busy.timed.size(), 3u);
 }
 
+TEST(IdleWorkers, ASiblingOutOfPartsHelpsWithLargeRequestsOnly) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  GatedModel busy, sibling;
+  busy.lane_name = sibling.lane_name = "cuda:0";
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(sibling);
+  pool.open();
+  Serving on_same_gpu(pool, 1);
+  EXPECT_EQ(asker.spare_workers(), 0u) << "the DP's batch grew for a sibling";
+  auto small = asker.stage_latencies_ms(*g, single_op_stages(6), 1);
+  ASSERT_TRUE(small) << small.status().to_string();
+  EXPECT_TRUE(sibling.timed.empty());
+  const size_t n = IdleWorkers::kSiblingMinStages;
+  busy.wait_for = &sibling;  // so that the sibling surely takes its chunk
+  auto large = asker.stage_latencies_ms(*g, single_op_stages(int(n)), 1);
+  ASSERT_TRUE(large) << large.status().to_string();
+  EXPECT_EQ(sibling.timed.size(), n / 2);
+  EXPECT_EQ(busy.timed.size(), 6 + n / 2);
+}
+
 TEST(IdleWorkers, WorkersHelpOnlyOnceEveryWorkerOfTheirGpuIsOutOfParts) {
   GatedModel busy, helper, still_searching;
   busy.lane_name = "cuda:0";
