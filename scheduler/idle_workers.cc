@@ -1,6 +1,7 @@
 #include "scheduler/idle_workers.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -8,13 +9,16 @@
 
 namespace ios::sched {
 
-// A chunk of one asker's request: timed by a waiting worker, or taken back by the asker.
-struct IdleWorkers::Task {
+// One asker's request while it is shared out: the stages not yet taken start at `next`.
+struct IdleWorkers::Shared {
   size_t asker = 0;
-  bool large = false;  // of a request of at least kSiblingMinStages: the asker's lane may help
-  std::function<Answer(CostModel&)> run;
-  bool taken = false;
-  std::optional<Answer> answer;
+  bool large = false;  // of at least kSiblingMinStages stages: the asker's own lane may help
+  const Job* job = nullptr;
+  size_t n = 0, next = 0;
+  size_t takers = 1;                              // the asker and the workers that could help when it was shared
+  size_t running = 0;                             // pieces taken and not answered yet
+  std::map<size_t, std::vector<double>> answers;  // by a piece's first stage
+  std::optional<Status> failed;                   // the first error a piece met
 };
 
 // Worker i's model as its stage cache view sees it: requests of several stages are spread, everything
@@ -80,7 +84,7 @@ size_t IdleWorkers::spare_locked(size_t asker, bool large) const {
   if (closed_) return 0;
   size_t helpers = 0;
   for (size_t w = 0; w < waiting_.size(); ++w) helpers += waiting_[w] && may_help(w, asker, large);
-  return helpers > queue_.size() ? helpers - queue_.size() : 0;
+  return helpers;
 }
 
 size_t IdleWorkers::spare(size_t asker) const {
@@ -98,28 +102,56 @@ IdleWorkers::Stats IdleWorkers::stats() const {
   return stats_;
 }
 
+Chunk IdleWorkers::take_locked(Shared& r) {
+  const size_t left = r.n - r.next;
+  const size_t size = std::min(left, std::max(kMinPiece, (left + 2 * r.takers - 1) / (2 * r.takers)));
+  const Chunk c{r.next, r.next + size};
+  r.next = c.end;
+  ++r.running;
+  if (r.next == r.n) retire_locked(r);
+  return c;
+}
+
+void IdleWorkers::retire_locked(Shared& r) {
+  r.next = r.n;
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.get() == &r; });
+  if (it != queue_.end()) queue_.erase(it);
+}
+
+void IdleWorkers::time_piece(Shared& r, Chunk c, size_t w, std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  Answer answer = (*r.job)(*models_[w], c.begin, c.end);
+  lock.lock();
+  --r.running;
+  if (answer && answer->size() != c.size())
+    answer = error(ErrorCode::kRuntimeError, "a cost model answered " + std::to_string(answer->size()) +
+                                                 " figures for " + std::to_string(c.size()) + " stages");
+  if (!answer) {
+    if (!r.failed) r.failed = answer.status();
+    retire_locked(r);  // nothing more of it is timed
+  } else {
+    if (w != r.asker) ++stats_.chunks_lent, stats_.stages_lent += int64_t(c.size());
+    r.answers.emplace(c.begin, std::move(*answer));
+  }
+  answered_.notify_all();
+}
+
 void IdleWorkers::serve(size_t i) {
   std::unique_lock<std::mutex> lock(mutex_);
   out_of_parts_[i] = true;
-  queued_.notify_all();  // its lane may have become free: waiting siblings may now take chunks
+  queued_.notify_all();  // its lane may have become free: waiting siblings may now take pieces
   for (;;) {
-    auto mine = queue_.end();  // the first queued chunk this worker may time
+    auto mine = queue_.end();  // the oldest request with a piece this worker may time
     waiting_[i] = true;
     queued_.wait(lock, [&] {
-      mine = std::find_if(queue_.begin(), queue_.end(), [&](const auto& t) { return may_help(i, t->asker, t->large); });
-      return mine != queue_.end() || closed_;  // closed: what it may not time, its askers take back
+      mine = std::find_if(queue_.begin(), queue_.end(), [&](const auto& r) { return may_help(i, r->asker, r->large); });
+      return mine != queue_.end() || closed_;  // closed: what it may not time, its askers take
     });
     waiting_[i] = false;
     if (mine == queue_.end()) return;  // closed
-    std::shared_ptr<Task> task = *mine;
-    queue_.erase(mine);
-    task->taken = true;
-    lock.unlock();
-    Answer answer = task->run(*models_[i]);
-    lock.lock();
-    if (answer) ++stats_.chunks_lent, stats_.stages_lent += int64_t(answer->size());
-    task->answer = std::move(answer);
-    answered_.notify_all();
+    const std::shared_ptr<Shared> r = *mine;
+    const Chunk c = take_locked(*r);
+    time_piece(*r, c, i, lock);
   }
 }
 
@@ -136,46 +168,26 @@ void IdleWorkers::close() {
 }
 
 IdleWorkers::Answer IdleWorkers::spread(size_t asker, size_t n, const Job& job) {
-  std::vector<Chunk> chunks;
-  std::vector<std::shared_ptr<Task>> lent;  // chunks[1...]
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const bool large = n >= kSiblingMinStages;
-    if (const size_t spare = spare_locked(asker, large); n > 1 && spare > 0)
-      chunks = chunks_of(n, std::min(n, spare + 1));
-    for (size_t k = 1; k < chunks.size(); ++k) {
-      auto task = std::make_shared<Task>();
-      task->asker = asker;
-      task->large = large;
-      task->run = [&job, c = chunks[k]](CostModel& m) { return job(m, c.begin, c.end); };
-      queue_.push_back(task);
-      lent.push_back(task);
-    }
-  }
-  if (lent.empty()) return job(*models_[asker], 0, n);
-  queued_.notify_all();
-  Answer first = job(*models_[asker], chunks[0].begin, chunks[0].end);
-  for (const std::shared_ptr<Task>& task : lent) {  // what no worker has started, the asker times
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (task->taken) continue;
-      task->taken = true;
-      queue_.erase(std::find(queue_.begin(), queue_.end(), task));
-    }
-    task->answer = task->run(*models_[asker]);
-  }
   std::unique_lock<std::mutex> lock(mutex_);
-  answered_.wait(
-      lock, [&] { return std::all_of(lent.begin(), lent.end(), [](const auto& t) { return t->answer.has_value(); }); });
-  if (!first) return first.status();
-  std::vector<double> out = std::move(*first);
-  for (const std::shared_ptr<Task>& task : lent) {
-    if (!*task->answer) return task->answer->status();
-    out.insert(out.end(), (*task->answer)->begin(), (*task->answer)->end());
+  const bool large = n >= kSiblingMinStages;
+  const size_t spare = spare_locked(asker, large);
+  if (n <= kMinPiece || spare == 0) {
+    lock.unlock();
+    return job(*models_[asker], 0, n);
   }
-  RETURN_ERROR_IF(
-      out.size() != n, ErrorCode::kRuntimeError,
-      "a cost model answered " + std::to_string(out.size()) + " figures for " + std::to_string(n) + " stages");
+  const auto r = std::make_shared<Shared>();
+  r->asker = asker, r->large = large, r->job = &job, r->n = n, r->takers = spare + 1;
+  Chunk c = take_locked(*r);  // the asker's first piece, before any helper sees the request
+  if (r->next < n) queue_.push_back(r), queued_.notify_all();
+  for (;;) {
+    time_piece(*r, c, asker, lock);
+    if (r->next == n) break;
+    c = take_locked(*r);
+  }
+  answered_.wait(lock, [&] { return r->running == 0; });
+  if (r->failed) return *r->failed;
+  std::vector<double> out;
+  for (auto& [first, figures] : r->answers) out.insert(out.end(), figures.begin(), figures.end());
   return out;
 }
 

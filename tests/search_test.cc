@@ -948,8 +948,8 @@ TEST(StageCacheKeys, SignaturesHashToFixedWidthKeysWithoutCollisionsOverARealSea
 
 // ---------- idle workers ----------
 
-// Answers signature_latency, records what it timed, and can be told to hold each request until another
-// model has been asked (so that a waiting worker surely takes its chunk) or to fail.
+// Answers signature_latency, records what it timed (and each request's size), and can be told to hold each
+// request until another model has been asked (so that a waiting worker surely takes a piece) or to fail.
 class GatedModel : public CostModel {
  public:
   std::string name() const override { return "gated"; }
@@ -962,6 +962,7 @@ class GatedModel : public CostModel {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       timed.insert(timed.end(), stages.begin(), stages.end());
+      pieces.push_back(stages.size());
       asked_ = true;
     }
     asked_cv_.notify_all();
@@ -979,6 +980,7 @@ class GatedModel : public CostModel {
   bool fails = false;
   std::string lane_name;
   std::vector<Stage> timed;
+  std::vector<size_t> pieces;
 
  private:
   std::mutex mutex_;
@@ -1011,7 +1013,24 @@ class Serving {
   std::thread thread_;
 };
 
-TEST(IdleWorkers, AWaitingWorkerTimesAChunkOfAnotherWorkersRequestAndTheAnswersKeepTheirOrder) {
+// Every stage of `stages` timed once by one of `models`, each model's stages in runs of consecutive ones.
+void expect_shared_out(const std::vector<Stage>& stages, const std::vector<const GatedModel*>& models) {
+  std::map<ir::NodeId, int> times;
+  for (const GatedModel* m : models)
+    for (const Stage& st : m->timed) ++times[st.groups[0][0]];
+  ASSERT_EQ(times.size(), stages.size()) << "a stage was not timed";
+  for (const auto& [op, n] : times) EXPECT_EQ(n, 1) << "stage of op " << op << " timed " << n << " times";
+  for (const GatedModel* m : models) {
+    size_t at = 0;
+    for (size_t piece : m->pieces) {
+      for (size_t k = at + 1; k < at + piece; ++k)
+        EXPECT_EQ(m->timed[k].groups[0][0], m->timed[k - 1].groups[0][0] + 1) << "a piece is not contiguous";
+      at += piece;
+    }
+  }
+}
+
+TEST(IdleWorkers, AWaitingWorkerTimesPiecesOfAnotherWorkersRequestAndTheAnswersKeepTheirOrder) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
   GatedModel busy, idle;
@@ -1022,18 +1041,44 @@ TEST(IdleWorkers, AWaitingWorkerTimesAChunkOfAnotherWorkersRequestAndTheAnswersK
   pool.open();
   auto helper = std::make_unique<Serving>(pool, 1);
   EXPECT_EQ(asker.spare_workers(), 1u);
-  const std::vector<Stage> stages = single_op_stages(6);
+  const std::vector<Stage> stages = single_op_stages(24);
   auto ms = asker.stage_latencies_ms(*g, stages, 1);
   helper.reset();  // closes the pool
   ASSERT_TRUE(ms) << ms.status().to_string();
   ASSERT_EQ(ms->size(), stages.size());
   for (size_t i = 0; i < stages.size(); ++i) EXPECT_DOUBLE_EQ((*ms)[i], signature_latency(*g, stages[i])) << i;
-  // Contiguous halves: the asker the first, the waiting worker the second.
-  EXPECT_EQ(busy.timed, std::vector<Stage>(stages.begin(), stages.begin() + 3));
-  EXPECT_EQ(idle.timed, std::vector<Stage>(stages.begin() + 3, stages.end()));
-  EXPECT_EQ(pool.stats().chunks_lent, 1);
-  EXPECT_EQ(pool.stats().stages_lent, 3);
+  expect_shared_out(stages, {&busy, &idle});
+  // The asker takes the first piece before the request is shared: the least piece, 8 of 24 over 2 takers.
+  ASSERT_FALSE(busy.pieces.empty());
+  EXPECT_EQ(busy.pieces[0], IdleWorkers::kMinPiece);
+  EXPECT_EQ(busy.timed[0], stages[0]);
+  EXPECT_FALSE(idle.timed.empty());
+  EXPECT_EQ(pool.stats().chunks_lent, int64_t(idle.pieces.size()));
+  EXPECT_EQ(pool.stats().stages_lent, int64_t(idle.timed.size()));
   EXPECT_EQ(asker.spare_workers(), 0u) << "closed";
+}
+
+TEST(IdleWorkers, PiecesShrinkAsFewerStagesAreLeftDownToTheLeastPiece) {
+  auto g = models::inception_v3();
+  ASSERT_TRUE(g);
+  GatedModel busy, first, second;
+  first.lane_name = "cuda:1", second.lane_name = "cuda:2";
+  busy.wait_for = first.wait_for = &second;  // each helper takes a piece before the asker's first comes back
+  IdleWorkers pool;
+  CostModel& asker = pool.add(busy);
+  pool.add(first);
+  pool.add(second);
+  pool.open();
+  Serving one(pool, 1), two(pool, 2);
+  const std::vector<Stage> stages = single_op_stages(96);
+  ASSERT_TRUE(asker.stage_latencies_ms(*g, stages, 1));
+  expect_shared_out(stages, {&busy, &first, &second});
+  // Three takers: a sixth of what is left, at least 8; the asker takes the first.
+  EXPECT_EQ(busy.pieces[0], 16u);
+  std::vector<size_t> all;
+  for (const GatedModel* m : {&busy, &first, &second}) all.insert(all.end(), m->pieces.begin(), m->pieces.end());
+  std::sort(all.begin(), all.end(), std::greater<>());
+  EXPECT_EQ(all, (std::vector<size_t>{16, 14, 11, 10, 8, 8, 8, 8, 8, 5}));
 }
 
 TEST(IdleWorkers, WithoutAWaitingWorkerOrAfterCloseTheAskerTimesEverything) {
@@ -1069,11 +1114,12 @@ TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
   EXPECT_EQ(asker.spare_workers(), 0u) << "its sibling on the same GPU counted";
   Serving on_other_gpu(pool, 2);
   EXPECT_EQ(asker.spare_workers(), 1u);
-  auto ms = asker.stage_latencies_ms(*g, single_op_stages(6), 1);
+  const std::vector<Stage> stages = single_op_stages(24);
+  auto ms = asker.stage_latencies_ms(*g, stages, 1);
   ASSERT_TRUE(ms) << ms.status().to_string();
   EXPECT_TRUE(sibling.timed.empty());
-  EXPECT_EQ(other_gpu.timed.size(), 3u);
-  EXPECT_EQ(busy.timed.size(), 3u);
+  EXPECT_FALSE(other_gpu.timed.empty());
+  expect_shared_out(stages, {&busy, &other_gpu});
 }
 
 TEST(IdleWorkers, ASiblingOutOfPartsHelpsWithLargeRequestsOnly) {
@@ -1087,15 +1133,17 @@ TEST(IdleWorkers, ASiblingOutOfPartsHelpsWithLargeRequestsOnly) {
   pool.open();
   Serving on_same_gpu(pool, 1);
   EXPECT_EQ(asker.spare_workers(), 0u) << "the DP's batch grew for a sibling";
-  auto small = asker.stage_latencies_ms(*g, single_op_stages(6), 1);
+  const size_t n = IdleWorkers::kSiblingMinStages;
+  auto small = asker.stage_latencies_ms(*g, single_op_stages(int(n - 1)), 1);
   ASSERT_TRUE(small) << small.status().to_string();
   EXPECT_TRUE(sibling.timed.empty());
-  const size_t n = IdleWorkers::kSiblingMinStages;
-  busy.wait_for = &sibling;  // so that the sibling surely takes its chunk
-  auto large = asker.stage_latencies_ms(*g, single_op_stages(int(n)), 1);
+  busy.wait_for = &sibling;  // so that the sibling surely takes a piece
+  busy.timed.clear(), busy.pieces.clear();
+  const std::vector<Stage> stages = single_op_stages(int(n));
+  auto large = asker.stage_latencies_ms(*g, stages, 1);
   ASSERT_TRUE(large) << large.status().to_string();
-  EXPECT_EQ(sibling.timed.size(), n / 2);
-  EXPECT_EQ(busy.timed.size(), 6 + n / 2);
+  EXPECT_FALSE(sibling.timed.empty());
+  expect_shared_out(stages, {&busy, &sibling});
 }
 
 TEST(IdleWorkers, WorkersHelpOnlyOnceEveryWorkerOfTheirGpuIsOutOfParts) {
@@ -1124,7 +1172,7 @@ TEST(IdleWorkers, AWaitingWorkersErrorReachesTheAsker) {
   pool.add(broken);
   pool.open();
   Serving helper(pool, 1);
-  auto ms = asker.stage_latencies_ms(*g, single_op_stages(2), 1);
+  auto ms = asker.stage_latencies_ms(*g, single_op_stages(16), 1);
   ASSERT_FALSE(ms);
   EXPECT_NE(ms.status().message().find("fell off the bus"), std::string::npos) << ms.status().message();
 }
@@ -1147,10 +1195,14 @@ TEST(IdleWorkers, LimitsTravelWithTheirStages) {
   pool.add(idle);
   pool.open();
   Serving helper(pool, 1);
-  auto ms = asker.limited_stage_latencies_ms(*g, single_op_stages(4), {10, 20, 30, 40}, 1);
+  std::vector<double> limits;
+  for (int i = 1; i <= 16; ++i) limits.push_back(10.0 * i);
+  auto ms = asker.limited_stage_latencies_ms(*g, single_op_stages(16), limits, 1);
   ASSERT_TRUE(ms) << ms.status().to_string();
-  EXPECT_EQ(busy.seen, (std::map<ir::NodeId, double>{{1, 10}, {2, 20}}));
-  EXPECT_EQ(idle.seen, (std::map<ir::NodeId, double>{{3, 30}, {4, 40}}));
+  EXPECT_FALSE(idle.seen.empty());
+  EXPECT_EQ(busy.seen.size() + idle.seen.size(), 16u);
+  for (const auto* seen : {&busy.seen, &idle.seen})
+    for (const auto& [op, limit] : *seen) EXPECT_DOUBLE_EQ(limit, 10.0 * double(op)) << "stage of op " << op;
   EXPECT_FALSE(asker.limited_stage_latencies_ms(*g, single_op_stages(4), {10}, 1)) << "one limit for four stages";
 }
 
