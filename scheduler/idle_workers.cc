@@ -171,14 +171,17 @@ IdleWorkers::Answer IdleWorkers::spread(size_t asker, size_t n, const Job& job) 
   std::unique_lock<std::mutex> lock(mutex_);
   const bool large = n >= kSiblingMinStages;
   const size_t spare = spare_locked(asker, large);
-  if (n <= kMinPiece || spare == 0) {
+  if (n <= kMinPiece || spare == 0) {  // one piece at most: nothing to share
     lock.unlock();
     return job(*models_[asker], 0, n);
   }
   const auto r = std::make_shared<Shared>();
   r->asker = asker, r->large = large, r->job = &job, r->n = n, r->takers = spare + 1;
   Chunk c = take_locked(*r);  // the asker's first piece, before any helper sees the request
-  if (r->next < n) queue_.push_back(r), queued_.notify_all();
+  if (r->next < n) {
+    queue_.push_back(r);
+    queued_.notify_all();
+  }
   for (;;) {
     time_piece(*r, c, asker, lock);
     if (r->next == n) break;
