@@ -77,7 +77,7 @@ class IdleWorkers {
   void retire_locked(Shared& r);  // no piece of `r` is left to take
   // Times piece `c` of `r` with worker w's model and files the answer (an error stops the request).
   void time_piece(Shared& r, Chunk c, size_t w, std::unique_lock<std::mutex>& lock);
-  // Whether worker `helper` may time worker `asker`'s chunks: another lane, every worker of which is out
+  // Whether worker `helper` may time pieces of worker `asker`'s requests: another lane, every worker of which is out
   // of parts (a model without a lane is a lane of its own); or, for a request of at least
   // kSiblingMinStages, a worker out of parts on the asker's own lane, which then builds its share of the
   // stages on its own thread while both take turns timing them.
