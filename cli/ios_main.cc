@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -72,11 +73,13 @@ struct Report {
   FILE* text() const { return json_path == "-" ? stderr : stdout; }
   int finish(int rc = 0) const {
     if (json_path.empty()) return rc;
+    // Paths the user gave are reported as given; bytes that are not UTF-8 are replaced (U+FFFD).
+    const std::string text = json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     if (json_path == "-") {
-      std::printf("%s\n", json.dump(2).c_str());
+      std::printf("%s\n", text.c_str());
       return rc;
     }
-    if (Status s = ios::write_text_file(json_path, json.dump(2) + "\n"); !s) return fail(s);
+    if (Status s = ios::write_text_file(json_path, text + "\n"); !s) return fail(s);
     return rc;
   }
 };
@@ -1468,7 +1471,8 @@ Status report_trace(const RunArgs& a, const Graph& g, ios::rt::Executor& exec, i
 // The batch the run feeds: --input's file, else the seeded input of ir/weights.h.
 Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int batch) {
   if (a.input_file.empty()) return ios::ir::make_input(g.input_shape(), batch, 1);
-  return ios::read_tensor_file(a.input_file, batch * g.input_shape().numel());
+  const ios::ir::Shape in = g.input_shape();
+  return ios::read_tensor_file(a.input_file, {batch, in.c, in.h, in.w});
 }
 
 // One --compile-ahead process: its shard of the network's runtime-compiled engines built, nothing run.
@@ -1581,7 +1585,7 @@ int cmd_run(RunArgs& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_cli(int argc, char** argv) {
   CLI::App app{"IOS inter-operator scheduler for CNN inference"};
   app.require_subcommand(0, 1);
   app.option_defaults()->always_capture_default();  // every --help shows each option's default
@@ -1723,4 +1727,21 @@ int main(int argc, char** argv) {
     return cmd_show(*g, dot_file, show_schedule);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // A write past `ulimit -f` then fails with EFBIG and is reported (the target file kept) instead of
+  // killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // The backstop for an exception no reader turned into a Status: a named error and exit code 1, never
+  // an abort.
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return fail(ios::error(ios::ErrorCode::kOutOfMemory, "out of memory"));
+  } catch (const std::exception& e) {
+    return fail(ios::error(ios::ErrorCode::kRuntimeError, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return fail(ios::error(ios::ErrorCode::kRuntimeError, "internal error: an unknown exception"));
+  }
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/file_io.h"
 #include "common/overloaded.h"
 
 namespace ios::ir {
@@ -106,8 +107,8 @@ namespace {
 constexpr char kMagic[8] = {'I', 'O', 'S', 'W', 'G', 'T', '0', '1'};
 
 template <typename T>
-void put(std::ofstream& out, const T& v) {
-  out.write(reinterpret_cast<const char*>(&v), sizeof(T));
+void put(AtomicFile& out, const T& v) {
+  out.write(&v, sizeof(T));
 }
 template <typename T>
 bool get(std::istream& in, T& v) {
@@ -115,9 +116,18 @@ bool get(std::istream& in, T& v) {
 }
 }  // namespace
 
+// Values are checked before the file is opened: the loader refuses non-finite weights, so such a file is
+// never written.
 Status save_weights(const Weights& w, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  RETURN_ERROR_IF(!out, ErrorCode::kIoError, "cannot write '" + path + "'");
+  for (size_t id = 0; id < w.per_node.size(); ++id)
+    for (const auto& t : w.per_node[id])
+      for (const auto* v : {&t.weight, &t.bias}) {
+        const auto bad = std::find_if(v->begin(), v->end(), [](float x) { return !std::isfinite(x); });
+        RETURN_ERROR_IF(bad != v->end(), ErrorCode::kInvalidArgument,
+                        "cannot write '" + path + "': node " + std::to_string(id) + " holds " + std::to_string(*bad) +
+                            " at element " + std::to_string(bad - v->begin()));
+      }
+  ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
   out.write(kMagic, sizeof(kMagic));
   put(out, w.seed);
   put(out, static_cast<uint64_t>(w.per_node.size()));
@@ -126,11 +136,10 @@ Status save_weights(const Weights& w, const std::string& path) {
     for (const auto& t : node)
       for (const auto* v : {&t.weight, &t.bias}) {
         put(out, static_cast<uint64_t>(v->size()));
-        out.write(reinterpret_cast<const char*>(v->data()), static_cast<std::streamsize>(v->size() * sizeof(float)));
+        out.write(v->data(), v->size() * sizeof(float));
       }
   }
-  RETURN_ERROR_IF(!out.good(), ErrorCode::kIoError, "failed writing '" + path + "'");
-  return Status::ok();
+  return out.commit();
 }
 
 Expected<Weights> load_weights(const Graph& g, const std::string& path) {

@@ -1,5 +1,6 @@
 #include "runtime/kernel_cache.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -104,31 +105,24 @@ std::string KernelCache::load_text(const std::string& text, const std::string& p
 }
 
 Status KernelCache::save(const std::string& path) const {
-  // Choices another context wrote since this one loaded (a search runs one context per worker) are kept.
-  KernelCache on_disk(environment_);
-  (void)on_disk.load(path);  // an unreadable file is replaced
-  json kernels = json::object();
-  for (const auto& [key, value] : on_disk.entries_) kernels[key] = to_json(value);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [key, value] : entries_) kernels[key] = to_json(value);
-  }
-  const json j = {{"format", kFormat}, {"version", kVersion}, {"environment", environment_}, {"kernels", kernels}};
   std::error_code ec;
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << j.dump(1) << "\n";
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return error(ErrorCode::kIoError, "cannot write kernel cache '" + tmp + "'");
+    // Read-merge-write under the file's lock: choices another process or context wrote since this one
+    // loaded are kept, and two writers cannot interleave.
+    ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(path));
+    KernelCache on_disk(environment_);
+    (void)on_disk.load(path);  // an unreadable file is replaced
+    json kernels = json::object();
+    for (const auto& [key, value] : on_disk.entries_) kernels[key] = to_json(value);
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      for (const auto& [key, value] : entries_) kernels[key] = to_json(value);
     }
+    const json j = {{"format", kFormat}, {"version", kVersion}, {"environment", environment_}, {"kernels", kernels}};
+    RETURN_IF_ERROR(write_text_file(path, j.dump(1) + "\n").with_context("kernel cache"));
   }
-  std::filesystem::rename(tmp, target, ec);
-  RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot write kernel cache '" + path + "': " + ec.message());
   return save_plans(plans_dir(path));
 }
 
@@ -144,12 +138,7 @@ Status KernelCache::save_plans(const std::string& dir) const {
 }
 
 Status write_plan_file(const std::string& file, const std::string& header, const std::vector<uint8_t>& bytes) {
-  const std::string tmp = file + ".tmp" + std::to_string(::getpid());
-  RETURN_IF_ERROR(write_text_file(tmp, header + std::string(bytes.begin(), bytes.end())));
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  RETURN_ERROR_IF(ec, ErrorCode::kIoError, "cannot write kernel plan '" + file + "': " + ec.message());
-  return Status::ok();
+  return write_text_file(file, header + std::string(bytes.begin(), bytes.end())).with_context("kernel plan");
 }
 
 std::vector<uint8_t> read_plan_file(const std::string& file, const std::string& header) {
@@ -211,7 +200,14 @@ std::string default_kernel_cache_path() {
   if (const char* p = std::getenv("IOS_KERNEL_CACHE"); p && *p) return p;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/ios/kernel_cache.json";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/ios/kernel_cache.json";
-  return "ios_kernel_cache.json";
+  // No HOME: the account's home folder from the password database, never the working folder (which may
+  // be shared or read by others).
+  std::vector<char> buffer(16384);
+  passwd entry{}, *found = nullptr;
+  if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found && found->pw_dir &&
+      found->pw_dir[0] == '/')
+    return std::string(found->pw_dir) + "/.cache/ios/kernel_cache.json";
+  return "none";
 }
 
 }  // namespace ios::rt

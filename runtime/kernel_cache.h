@@ -78,7 +78,8 @@ Status write_plan_file(const std::string& file, const std::string& header, const
 // The plan's bytes; empty where the file is missing, unreadable or does not start with `header`.
 std::vector<uint8_t> read_plan_file(const std::string& file, const std::string& header);
 
-// $IOS_KERNEL_CACHE, else $XDG_CACHE_HOME/ios/kernel_cache.json, else ~/.cache/ios/kernel_cache.json.
+// $IOS_KERNEL_CACHE, else $XDG_CACHE_HOME/ios/kernel_cache.json, else ~/.cache/ios/kernel_cache.json
+// ($HOME, or the account's home folder when HOME is unset); "none" (not persisted) when there is no home.
 std::string default_kernel_cache_path();
 
 }  // namespace ios::rt

@@ -561,9 +561,20 @@ Status StageCache::load_json(const nlohmann::json& j, const std::string& path) {
 }
 
 Status StageCache::save(const std::string& path) const {
+  // Read-merge-write under the file's lock: entries another process saved since this one loaded are
+  // kept (this one's figures win where both have one), and two writers cannot interleave.
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(path));
   nlohmann::json stages = nlohmann::json::object();
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    Expected<nlohmann::json> disk = read_json_file(path);
+    if (disk && disk->is_object() && disk->contains("stages") && disk->value("key", nlohmann::json()) == key_)
+      if (auto theirs = numbers_of((*disk)["stages"], "stage cache entry", path))
+        for (const auto& [k, v] : *theirs) stages[k] = v;
+    // an unreadable file, or one of another key, is replaced
+  }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> guard(mutex_);
     for (const auto& [k, v] : table_) stages[k] = v;
   }
   nlohmann::json file{{"key", key_}, {"stages", stages}};

@@ -209,7 +209,9 @@ class PartDp {
 
   void build_memory(const LiveMemoryModel& m, const std::map<ir::NodeId, int>& local) {
     PartMemory& pm = memory_;
-    pm.budget = static_cast<int64_t>(std::ceil(options_.memory_budget * double(m.sequential_peak())));
+    // A budget past what int64 holds is no limit at all (the cast of such a double is undefined).
+    const double budget = std::ceil(options_.memory_budget * double(m.sequential_peak()));
+    pm.budget = budget < 0x1p62 ? static_cast<int64_t>(budget) : 0;
     pm.own.assign(size_t(n_), 0);
     pm.scratch.assign(size_t(n_), 0);
     pm.readers.assign(size_t(n_), 0);

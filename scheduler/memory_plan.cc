@@ -590,7 +590,12 @@ Expected<MemoryPlan> plan_memory(const ir::Graph& g, const ExecutionPlan& plan, 
       touch(mp.placement[size_t(r.node)].buffer, int(i));
     for (int b : mp.launch[i].step_buffers) touch(b, int(i));
   }
+  // Happens-before follows the plan's step order (a step waits only on events recorded before it), so
+  // a buffer last touched at or after another's first touch cannot be done before it: most pairs end
+  // at this comparison.
   auto done_before = [&](size_t earlier, size_t later) {
+    if (!access[earlier].empty() && !access[later].empty() && access[earlier].back() >= access[later].front())
+      return false;
     for (int a : access[earlier])
       for (int b : access[later])
         if (!hb.before(a, b)) return false;

@@ -17,6 +17,7 @@
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
+#include "test_processes.h"
 
 namespace ios {
 namespace {
@@ -238,6 +239,22 @@ TEST_F(KernelCacheFile, TwoContextsSavingToOneFileKeepEachOthersChoices) {
   EXPECT_EQ(both.size(), 2u);
   ASSERT_TRUE(both.find("tuned by the first worker"));
   EXPECT_EQ(both.find("tuned by the second worker")->engine, 3);
+}
+
+// Processes sharing one file, each saving after every new choice: the file's lock around read-merge-write
+// keeps every process's choices.
+TEST_F(KernelCacheFile, ProcessesSavingToOneFileKeepEachOthersChoices) {
+  testing::in_processes(4, [&](int process) {
+    rt::KernelCache c("H100|132");
+    for (int k = 0; k < 25; ++k) {
+      c.put("process " + std::to_string(process) + " key " + std::to_string(k), choice());
+      if (!c.save(path)) return false;
+    }
+    return true;
+  });
+  rt::KernelCache all("H100|132");
+  EXPECT_EQ(all.load(path), "");
+  EXPECT_EQ(all.size(), 100u);
 }
 
 TEST_F(KernelCacheFile, CompiledPlansComeBackByKeyAndOnlyForTheirEnvironment) {

@@ -17,129 +17,12 @@
 #include "ir/builder.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
+#include "tests/onnx_test_model.h"
 
 namespace ios::onnx_import {
 namespace {
 
-// A ModelProto under construction: one float input, one output, initializers and nodes.
-class Model {
- public:
-  explicit Model(int opset = 17) {
-    model_.set_ir_version(8);
-    auto* o = model_.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    graph()->set_name("test");
-  }
-  onnx::GraphProto* graph() { return model_.mutable_graph(); }
-
-  Model& input(const std::string& name, std::vector<int64_t> dims) {
-    auto* t = graph()->add_input();
-    t->set_name(name);
-    t->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-    return *this;
-  }
-  Model& output(const std::string& name) {
-    graph()->add_output()->set_name(name);
-    return *this;
-  }
-  // Float initializer; `raw` stores it as raw_data (the exporters' way), else as float_data.
-  Model& init(const std::string& name, std::vector<int64_t> dims, std::vector<float> values, bool raw = true) {
-    auto* t = graph()->add_initializer();
-    fill(*t, name, dims, values, raw);
-    return *this;
-  }
-  Model& init_ints(const std::string& name, std::vector<int64_t> values) {
-    auto* t = graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(int64_t(values.size()));
-    for (int64_t v : values) t->add_int64_data(v);
-    return *this;
-  }
-  onnx::NodeProto& node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-                        const std::string& name = "") {
-    auto* n = graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name.empty() ? op + std::to_string(graph()->node_size()) : name);
-    for (auto& i : in) n->add_input(i);
-    for (auto& o : out) n->add_output(o);
-    return *n;
-  }
-  std::string bytes() const { return model_.SerializeAsString(); }
-  Expected<ImportedModel> import() const { return import_bytes(bytes(), "test", "."); }
-
-  static void fill(onnx::TensorProto& t, const std::string& name, const std::vector<int64_t>& dims,
-                   const std::vector<float>& values, bool raw) {
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t.add_dims(d);
-    if (raw)
-      t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
-    else
-      for (float v : values) t.add_float_data(v);
-  }
-
- private:
-  onnx::ModelProto model_;
-};
-
-void set_ints(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void set_int(onnx::NodeProto& n, const std::string& name, int64_t v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-void set_float(onnx::NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-void set_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-
-std::vector<float> iota(size_t n, float start = 1.f) {
-  std::vector<float> v(n);
-  std::iota(v.begin(), v.end(), start);
-  return v;
-}
-
-ImportedModel imported(const Model& m) {
-  auto r = m.import();
-  EXPECT_TRUE(r) << r.status().to_string();
-  return r ? std::move(*r) : ImportedModel{};
-}
-
-std::vector<float> run(const ImportedModel& m, std::vector<float> input, int batch = 1) {
-  reference::Tensor in(batch, m.graph.input_shape());
-  in.data = std::move(input);
-  auto out = reference::run(m.graph, m.weights, in);
-  EXPECT_TRUE(out) << out.status().to_string();
-  return out ? out->data : std::vector<float>{};
-}
-
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
-
-int count_kind(const ir::Graph& g, ir::OpKind kind) {
-  int n = 0;
-  for (const auto& node : g.nodes) n += node.kind() == kind;
-  return n;
-}
+using namespace testing_model;
 
 // Direct 2-D convolution of one sample (NCHW), written out loop by loop as the definition reads.
 std::vector<float> direct_conv(const std::vector<float>& x, int c, int h, int w, const std::vector<float>& wt, int o,
@@ -490,36 +373,6 @@ TEST(OnnxErrors, ComputedWeightsWrongShapesAndDynamicInputsNameTheProblem) {
   }
 }
 
-class OnnxFiles : public ::testing::Test {
- protected:
-  std::filesystem::path dir_ =
-      std::filesystem::temp_directory_path() / ("ios_onnx_test_" + std::to_string(::getpid()) + "_" +
-                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  void SetUp() override { std::filesystem::create_directories(dir_); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  void write(const std::string& name, const std::string& bytes) {
-    std::ofstream(dir_ / name, std::ios::binary) << bytes;
-  }
-};
-
-// A conv whose weight lives in an external data file beside the model.
-Model external_model(const std::string& location) {
-  Model m;
-  m.input("x", {1, 1, 1, 2}).output("y");
-  auto* t = m.graph()->add_initializer();
-  t->set_name("w");
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  for (int i = 0; i < 4; ++i) t->add_dims(1);
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", "4"}, {"length", "4"}}) {
-    auto* e = t->add_external_data();
-    e->set_key(k);
-    e->set_value(v);
-  }
-  m.node("Conv", {"x", "w"}, {"y"});
-  return m;
-}
-
 TEST_F(OnnxFiles, ExternalDataIsReadFromBesideTheModel) {
   const float values[2] = {99.f, -3.f};  // the weight is at offset 4
   write("weights.bin", std::string(reinterpret_cast<const char*>(values), sizeof(values)));
@@ -541,17 +394,18 @@ TEST_F(OnnxFiles, NpyFilesRoundTripAndWrongSizesAreNamed) {
   const std::vector<float> v = iota(6);
   const std::string path = (dir_ / "t.npy").string();
   ASSERT_TRUE(write_tensor_file(path, v, {1, 2, 3, 1}));
-  auto back = read_tensor_file(path, 6);
+  auto back = read_tensor_file(path, {1, 2, 3, 1});
   ASSERT_TRUE(back) << back.status().to_string();
   EXPECT_EQ(*back, v);
-  auto wrong = read_tensor_file(path, 7);
+  auto wrong = read_tensor_file(path, {1, 7, 1, 1});
   ASSERT_FALSE(wrong);
-  EXPECT_NE(wrong.status().message().find("holds 6 float32 values; the network needs 7"), std::string::npos);
+  EXPECT_NE(wrong.status().message().find("has shape (1, 2, 3, 1); the network needs (1, 7, 1, 1)"), std::string::npos)
+      << wrong.status().message();
   std::string f64 = encode_npy(v, {6});
   f64.replace(f64.find("<f4"), 3, "<f8");
   EXPECT_FALSE(decode_npy(f64, nullptr, "f64.npy"));
   ASSERT_TRUE(write_tensor_file((dir_ / "t.raw").string(), v, {6}));
-  EXPECT_EQ(*read_tensor_file((dir_ / "t.raw").string(), 6), v);
+  EXPECT_EQ(*read_tensor_file((dir_ / "t.raw").string(), {1, 6, 1, 1}), v);
 }
 
 #ifdef IOS_BINARY

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "scheduler/plan.h"
 #include "scheduler/policies.h"
 #include "test_graphs.h"
+#include "test_processes.h"
 
 namespace ios::sched {
 namespace {
@@ -483,6 +485,27 @@ TEST(StageCacheFile, KeepsTheModelsCalibrationAndGivesItBackToTheModelThatLoadsI
   EXPECT_TRUE(other_key.calibration().empty());
 }
 
+// Processes sharing one stage cache, each saving after every new figure, keep each other's figures.
+TEST(StageCacheFile, ProcessesSavingToOneFileKeepEachOthersFigures) {
+  const ir::Graph g = testing::inception_block();
+  const std::string path = ::testing::TempDir() + "/shared_stages_" + std::to_string(::getpid()) + ".json";
+  std::filesystem::remove(path);
+  testing::in_processes(4, [&](int process) {
+    AnalyticCostModel analytic;
+    StageCache cache(analytic, "k");
+    for (int k = 0; k < 20; ++k) {  // one batch size per figure: every figure is a new entry
+      if (!cache.stage_latency_ms(g, Stage{StageKind::kConcurrent, {{1}}}, 1 + process * 20 + k)) return false;
+      if (!cache.save(path)) return false;
+    }
+    return true;
+  });
+  AnalyticCostModel analytic;
+  StageCache all(analytic, "k");
+  ASSERT_TRUE(all.load(path).is_ok());
+  EXPECT_EQ(all.size(), 80u);
+  std::filesystem::remove(path);
+}
+
 TEST(StageSignature, IndependentConcurrentGroupsInAnyOrderAreOneStage) {
   const ir::Graph g = testing::inception_block();
   // Nodes: 1 = 1x1 (8); 2, 3 = 1x1 (6) -> 3x3; 4, 5, 6 = 1x1 (6) -> 3x3 -> 3x3; 7, 8 = pool -> 1x1.
@@ -793,14 +816,15 @@ TEST(Greedy, IsLinearInChainLength) {
   ir::GraphBuilder b("chain", {4, 2, 2});
   b.begin_block();
   ir::Value v = b.input();
-  for (int i = 0; i < 30000; ++i) v = b.relu(v);
+  for (int i = 0; i < 16000; ++i) v = b.relu(v);  // near limits::kMaxNodes
   b.end_block(v);
   auto g = b.build();
   ASSERT_TRUE(g) << g.status().to_string();
   const auto start = std::chrono::steady_clock::now();
   const Schedule s = greedy_schedule(*g, 10);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);  // was 30 s
-  EXPECT_EQ(s.stage_count(), 30000);
+  // A quadratic greedy takes tens of seconds here.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  EXPECT_EQ(s.stage_count(), 16000);
 }
 
 }  // namespace

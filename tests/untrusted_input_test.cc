@@ -344,8 +344,17 @@ TEST_F(UntrustedInput, WeightFilesWithNonFiniteValuesOrTrailingBytesAreRejected)
     ir::Weights v = w;
     v.per_node[1][0].weight[3] = bad;
     const std::string path = (dir / "bad.bin").string();
-    ASSERT_TRUE(ir::save_weights(v, path));
-    expect_error(ir::load_weights(g, path), "at element 3");
+    expect_error(ir::save_weights(v, path), "at element 3");  // never written: the loader would refuse it
+    EXPECT_FALSE(std::filesystem::exists(path));
+    // A file written by something else is refused by the loader.
+    std::string bytes = *read_file(good);
+    bytes.pop_back();  // the "x" appended above
+    const size_t at = bytes.find(std::string(reinterpret_cast<const char*>(&w.per_node[1][0].weight[3]), 4));
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, 4, std::string(reinterpret_cast<const char*>(&bad), 4));
+    ASSERT_TRUE(write_text_file(path, bytes));
+    expect_error(ir::load_weights(g, path), "holds");
+    std::filesystem::remove(path);
   }
 }
 

@@ -8,9 +8,12 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/file_io.h"
 #include "common/limits.h"
+#include "common/tensor_file.h"
+#include "common/utf8.h"
 #include "frontends/onnx/onnx_tensors.h"
 #include "ir/auto_blocks.h"
 
@@ -45,6 +48,7 @@ class Importer {
   Status read_input();
   Expected<std::vector<const onnx::NodeProto*>> live_nodes_in_order();
   Status finish_output();
+  Status check_finite_parameters() const;
 
   // One handler per op type.
   Status conv(const onnx::NodeProto& n);
@@ -70,6 +74,7 @@ class Importer {
   Status activation(const onnx::NodeProto& n, ir::Act act);
   Status pool(const onnx::NodeProto& n, ir::PoolKind kind);
   Status global_pool(const onnx::NodeProto& n, ir::PoolKind kind);
+  Status needs_flat(const Activation& x) const;
   Status linear(const onnx::NodeProto& n, const Activation& x, std::vector<float> weight, int out,
                 const std::vector<float>* bias);
   Status channel_affine(const onnx::NodeProto& n, const Activation& x, const std::vector<float>* scale,
@@ -90,7 +95,8 @@ class Importer {
   Expected<ir::Term> one_term(const Activation& a, const std::string& name);
   ir::Shape shape_of(const ir::Inputs& terms) const;
   int channels_of(const Activation& a) const;
-  NodeId foldable(const Activation& a) const;
+  // per_channel: what folds is a per-channel scale or shift (else an elementwise activation).
+  NodeId foldable(const Activation& a, bool per_channel) const;
   std::string unique_name(const std::string& wanted);
   Expected<std::vector<float>> per_channel(const Constant& c, const Activation& x, int channels) const;
 
@@ -103,8 +109,9 @@ class Importer {
   std::unordered_map<std::string, Activation> acts_;
   std::unordered_map<std::string, int> uses_;  // readers of each tensor name (the graph output counts)
   std::vector<int> pending_;                   // per IR node: reads still to come through any tensor
-  std::set<std::string> names_;
-  std::map<std::string, int> counts_;  // what was folded / dropped, for the notes
+  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, int> next_suffix_;  // per base name: the next "_k" to try (from 2)
+  std::map<std::string, int> counts_;                 // what was folded / dropped, for the notes
 };
 
 const std::map<std::string, Importer::Handler>& Importer::handlers() {
@@ -189,14 +196,20 @@ void Importer::consume(const Activation& a) {
 // ---------------------------------------------------------------------------------------------------
 // IR construction
 
+// Names are made valid UTF-8 (they end up in JSON files) and unique. Each base name remembers the next
+// suffix to try, so a model whose nodes all share one name costs linear time, not quadratic.
 std::string Importer::unique_name(const std::string& wanted) {
-  std::string name = wanted.empty() ? "op" + std::to_string(g_.nodes.size()) : wanted;
-  for (int k = 2; names_.count(name); ++k) name = wanted + "_" + std::to_string(k);
+  const std::string base = wanted.empty() ? "op" + std::to_string(g_.nodes.size()) : to_valid_utf8(wanted);
+  std::string name = base;
+  for (int& k = next_suffix_.try_emplace(base, 2).first->second; names_.count(name); ++k)
+    name = base + "_" + std::to_string(k);
   names_.insert(name);
   return name;
 }
 
 Expected<ir::Value> Importer::emit(const std::string& name, ir::Op op, ir::Inputs inputs, ir::ParamTensor params) {
+  RETURN_ERROR_IF(int64_t(g_.nodes.size()) >= limits::kMaxNodes, ErrorCode::kInvalidArgument,
+                  "the model needs more than the limit of " + std::to_string(limits::kMaxNodes) + " graph nodes");
   ir::Node node;
   node.name = unique_name(name);
   node.op = std::move(op);
@@ -237,11 +250,14 @@ Expected<ir::Term> Importer::one_term(const Activation& a, const std::string& na
 
 // The convolution or linear node that is exactly this activation and has no other reader, with no
 // activation yet: a per-channel scale/shift or an activation after it can be folded into it.
-NodeId Importer::foldable(const Activation& a) const {
+NodeId Importer::foldable(const Activation& a, bool per_channel) const {
   if (a.terms.size() != 1 || a.terms[0].size() != 1) return ir::kNoNode;
   const ir::Value v = a.terms[0][0];
   const ir::Node& n = g_.node(v.node);
   if (v.begin != 0 || v.end != n.output_shape.c || pending_[size_t(v.node)] != 1) return ir::kNoNode;
+  // A flattened convolution output has C*H*W features: a per-feature scale or shift is per channel only
+  // when H = W = 1.
+  if (per_channel && a.flat && n.output_shape.h * n.output_shape.w != 1) return ir::kNoNode;
   if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) return c->activation == ir::Act::kNone ? v.node : ir::kNoNode;
   if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
     return l->activation == ir::Act::kNone ? v.node : ir::kNoNode;
@@ -289,6 +305,8 @@ Expected<Pads> resolve_pads(const Attributes& at, const ir::Shape& in, const std
   ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
   std::array<int64_t, 4> p{0, 0, 0, 0};
   const std::array<int, 2> extent{in.h, in.w};
+  RETURN_ERROR_IF(auto_pad != "NOTSET" && at.has("pads"), ErrorCode::kInvalidArgument,
+                  "attributes 'auto_pad' (" + auto_pad + ") and 'pads' are both given; ONNX allows only one");
   if (auto_pad == "NOTSET") {
     ASSIGN_OR_RETURN(auto pads, at.get_ints("pads", {0, 0, 0, 0}));
     RETURN_ERROR_IF(pads.size() != 4, ErrorCode::kInvalidArgument,
@@ -339,7 +357,8 @@ Status Importer::conv(const onnx::NodeProto& n) {
   const Attributes at(n);
   const ir::Shape in = shape_of(x->terms);
   ASSIGN_OR_RETURN(int64_t group, at.get_int("group", 1));
-  RETURN_ERROR_IF(group < 1 || w->dims[1] * group != in.c, ErrorCode::kInvalidArgument,
+  // group is bounded before the product, which could otherwise overflow.
+  RETURN_ERROR_IF(group < 1 || group > in.c || w->dims[1] * group != in.c, ErrorCode::kInvalidArgument,
                   "weight of " + std::to_string(w->dims[1]) + " input channels x group " + std::to_string(group) +
                       " does not match the input's " + std::to_string(in.c) + " channels");
   const std::vector<int64_t> kernel{w->dims[2], w->dims[3]};
@@ -375,7 +394,7 @@ Status Importer::conv(const onnx::NodeProto& n) {
 // that op's only reader, else a 1x1 depthwise convolution (one multiply-add per element).
 Status Importer::channel_affine(const onnx::NodeProto& n, const Activation& x, const std::vector<float>* scale,
                                 const std::vector<float>* shift) {
-  if (NodeId id = foldable(x); id != ir::kNoNode) {
+  if (NodeId id = foldable(x, true); id != ir::kNoNode) {
     ir::Node& node = g_.nodes[size_t(id)];
     ir::ParamTensor& p = w_.per_node[size_t(id)][0];
     const int out = node.output_shape.c;
@@ -428,6 +447,9 @@ Status Importer::batch_norm(const onnx::NodeProto& n) {
   }
   std::vector<float> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
   for (size_t ch = 0; ch < size_t(channels); ++ch) {
+    RETURN_ERROR_IF(!(c[3]->floats[ch] + eps > 0.f), ErrorCode::kInvalidArgument,
+                    "variance + epsilon is " + std::to_string(c[3]->floats[ch] + eps) + " at channel " +
+                        std::to_string(ch) + "; it must be positive");
     scale[ch] = c[0]->floats[ch] / std::sqrt(c[3]->floats[ch] + eps);
     shift[ch] = c[1]->floats[ch] - c[2]->floats[ch] * scale[ch];
   }
@@ -436,7 +458,7 @@ Status Importer::batch_norm(const onnx::NodeProto& n) {
 
 Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
-  if (NodeId id = foldable(*x); id != ir::kNoNode) {
+  if (NodeId id = foldable(*x, false); id != ir::kNoNode) {
     std::visit(
         [act](auto& attrs) {
           if constexpr (requires { attrs.activation; }) attrs.activation = act;
@@ -548,6 +570,8 @@ Status Importer::add(const onnx::NodeProto& n) {
     RETURN_ERROR_IF(shape && !(s == *shape), ErrorCode::kInvalidArgument,
                     "adds tensors of shapes " + shape->to_string() + " and " + s.to_string() +
                         "; broadcasting between activations is not supported");
+    RETURN_ERROR_IF(shape && x->flat != flat, ErrorCode::kInvalidArgument,
+                    "adds a flattened (batch, features) tensor and a 4-D one");
     shape = s;
     flat = x->flat;
     ASSIGN_OR_RETURN(ir::Term t, one_term(*x, n.name() + "/in" + std::to_string(i)));
@@ -578,6 +602,8 @@ Status Importer::mul(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(!(shape_of(a->terms) == shape_of(b->terms)), ErrorCode::kInvalidArgument,
                   "multiplies tensors of shapes " + shape_of(a->terms).to_string() + " and " +
                       shape_of(b->terms).to_string() + "; broadcasting between activations is not supported");
+  RETURN_ERROR_IF(a->flat != b->flat, ErrorCode::kInvalidArgument,
+                  "multiplies a flattened (batch, features) tensor and a 4-D one");
   ASSIGN_OR_RETURN(ir::Term ta, one_term(*a, n.name() + "/in0"));
   ASSIGN_OR_RETURN(ir::Term tb, one_term(*b, n.name() + "/in1"));
   consume(*a);
@@ -612,6 +638,14 @@ Status Importer::reshape(const onnx::NodeProto& n) {
   return Status::ok();
 }
 
+// Gemm and MatMul read (batch, features): a 4-D input would multiply along its width instead.
+Status Importer::needs_flat(const Activation& x) const {
+  RETURN_ERROR_IF(!x.flat, ErrorCode::kInvalidArgument,
+                  "input 0 is a 4-D tensor " + shape_of(x.terms).to_string() +
+                      "; only (batch, features) is supported here (Flatten or Reshape it first)");
+  return Status::ok();
+}
+
 Status Importer::linear(const onnx::NodeProto& n, const Activation& x, std::vector<float> weight, int out,
                         const std::vector<float>* bias) {
   ir::ParamTensor p{std::move(weight), bias ? *bias : std::vector<float>{}};
@@ -641,6 +675,7 @@ Status Importer::gemm(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(float alpha, at.get_float("alpha", 1.f));
   ASSIGN_OR_RETURN(float beta, at.get_float("beta", 1.f));
   RETURN_ERROR_IF(trans_a != 0, ErrorCode::kInvalidArgument, "transA = 1 is not supported");
+  RETURN_IF_ERROR(needs_flat(*x));
   RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
   const int64_t in = shape_of(x->terms).numel();
   const int64_t k = trans_b ? b->dims[1] : b->dims[0], out = trans_b ? b->dims[0] : b->dims[1];
@@ -651,8 +686,13 @@ Status Importer::gemm(const onnx::NodeProto& n) {
   std::optional<std::vector<float>> bias;
   if (has_input(n, 2)) {
     ASSIGN_OR_RETURN(const Constant* c, const_input(n, 2));
-    RETURN_ERROR_IF(c->numel() != out && c->numel() != 1, ErrorCode::kInvalidArgument,
-                    "bias has " + std::to_string(c->numel()) + " values for " + std::to_string(out) + " outputs");
+    // C broadcasts to (batch, out): shapes [], [1], [out], [1, 1] and [1, out] do; [out, 1] would be per sample.
+    const auto& d = c->dims;
+    const bool broadcasts = (d.empty() || (d.size() == 1 && (d[0] == 1 || d[0] == out)) ||
+                             (d.size() == 2 && d[0] == 1 && (d[1] == 1 || d[1] == out)));
+    RETURN_ERROR_IF(!broadcasts, ErrorCode::kInvalidArgument,
+                    "bias of shape " + shape_text(d) + " does not broadcast to (batch, " + std::to_string(out) +
+                        "); it must be [" + std::to_string(out) + "], [1, " + std::to_string(out) + "] or a scalar");
     bias = c->numel() == 1 ? std::vector<float>(size_t(out), c->floats[0]) : c->floats;
     for (float& v : *bias) v *= beta;
   }
@@ -661,6 +701,7 @@ Status Importer::gemm(const onnx::NodeProto& n) {
 
 Status Importer::matmul(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_IF_ERROR(needs_flat(*x));
   ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
   RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
   const int64_t in = shape_of(x->terms).numel();
@@ -671,6 +712,7 @@ Status Importer::matmul(const onnx::NodeProto& n) {
 
 // Dropout (inference) and Identity: the output is the input.
 Status Importer::pass_through(const onnx::NodeProto& n) {
+  RETURN_ERROR_IF(!has_input(n, 0), ErrorCode::kInvalidArgument, "input 0 is missing");
   RETURN_IF_ERROR(only_first_output_used(n));
   if (n.op_type() == "Dropout" && has_input(n, 2)) {
     ASSIGN_OR_RETURN(const Constant* training, const_input(n, 2));
@@ -762,10 +804,21 @@ Status Importer::read_input() {
 Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
   RETURN_ERROR_IF(graph_.output_size() != 1, ErrorCode::kInvalidArgument,
                   "the graph has " + std::to_string(graph_.output_size()) + " outputs; exactly one is supported");
+  // Every tensor has one definition: an initializer, a graph input or one node's output (ONNX's SSA rule).
   std::unordered_map<std::string, int> producer;
+  std::set<std::string> graph_inputs;
+  for (const auto& in : graph_.input()) graph_inputs.insert(in.name());
   for (int i = 0; i < graph_.node_size(); ++i)
-    for (const auto& out : graph_.node(i).output())
-      if (!out.empty()) producer[out] = i;
+    for (const auto& out : graph_.node(i).output()) {
+      if (out.empty()) continue;
+      RETURN_ERROR_IF(consts_.count(out) || graph_inputs.count(out), ErrorCode::kInvalidArgument,
+                      node_label(graph_.node(i), opset_) + " writes '" + out +
+                          "', which is already an initializer or a graph input");
+      const auto [it, fresh] = producer.emplace(out, i);
+      RETURN_ERROR_IF(!fresh, ErrorCode::kInvalidArgument,
+                      node_label(graph_.node(i), opset_) + " writes '" + out + "', which " +
+                          node_label(graph_.node(it->second), opset_) + " writes too");
+    }
   std::vector<bool> live(size_t(graph_.node_size()), false);
   std::vector<std::string> stack{graph_.output(0).name()};
   while (!stack.empty()) {
@@ -789,8 +842,6 @@ Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
 
   // Kahn's algorithm, lowest file position first. Reads are counted here, before any tensor is defined,
   // so that define() knows every tensor's readers.
-  std::set<std::string> graph_inputs;
-  for (const auto& in : graph_.input()) graph_inputs.insert(in.name());
   std::vector<int> waiting(size_t(graph_.node_size()), 0);
   std::unordered_map<std::string, std::vector<int>> readers;
   for (int i = 0; i < graph_.node_size(); ++i) {
@@ -840,8 +891,22 @@ Status Importer::finish_output() {
   return Status::ok();
 }
 
+// Weights after folding: a NaN or infinity (from the file, or a fold such as a huge scale) would make a
+// weights file the loader refuses, so it is named here instead.
+Status Importer::check_finite_parameters() const {
+  for (size_t id = 0; id < w_.per_node.size(); ++id)
+    for (const ir::ParamTensor& p : w_.per_node[id])
+      for (const auto* v : {&p.weight, &p.bias})
+        for (size_t i = 0; i < v->size(); ++i)
+          RETURN_ERROR_IF(!std::isfinite((*v)[i]), ErrorCode::kInvalidArgument,
+                          "node '" + g_.nodes[id].name + "': its " + (v == &p.weight ? "weight" : "bias") + " holds " +
+                              std::to_string((*v)[i]) + " at element " + std::to_string(i) +
+                              " (after folding); weights must be finite");
+  return Status::ok();
+}
+
 Expected<ImportedModel> Importer::run(const std::string& name) {
-  g_.name = name;
+  g_.name = to_valid_utf8(name);
   RETURN_IF_ERROR(read_initializers());
   ASSIGN_OR_RETURN(auto order, live_nodes_in_order());
   RETURN_IF_ERROR(read_input());
@@ -852,6 +917,7 @@ Expected<ImportedModel> Importer::run(const std::string& name) {
     if (!s) return s.with_context(node_label(*n, opset_));
   }
   RETURN_IF_ERROR(finish_output());
+  RETURN_IF_ERROR(check_finite_parameters());
   RETURN_IF_ERROR(ir::assign_blocks(g_).with_context("deriving IOS blocks"));
   ImportedModel m;
   m.graph = std::move(g_);

@@ -1,13 +1,22 @@
 #include "frontends/onnx/onnx_tensors.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "common/float16.h"
 #include "common/limits.h"
+#include "common/utf8.h"
 
 namespace ios::onnx_import {
 
@@ -23,37 +32,82 @@ Status tensor_error(const onnx::TensorProto& t, const std::string& msg) {
   return error(ErrorCode::kInvalidArgument, "tensor '" + t.name() + "': " + msg);
 }
 
-// The bytes of an external-data tensor: `location` must be a relative path inside the model's folder.
+// A non-negative decimal integer, all digits, at most 18 of them ("0xyz", "1e3" and "-8" are errors).
+std::optional<int64_t> strict_count(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char ch : text) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    v = v * 10 + (ch - '0');
+  }
+  return v;
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The bytes of an external-data tensor. `location` must name a regular file whose real path (every
+// symlink resolved) lies inside the model's real folder; it is opened without following a final
+// symlink and without blocking (a FIFO is refused, not waited on), and its size is checked before
+// anything is allocated.
 Expected<std::string> read_external(const onnx::TensorProto& t, const std::string& base_dir, size_t bytes) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      return tensor_error(t, "external data field '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+    if (kv.key() != "location" && kv.key() != "offset" && kv.key() != "length") continue;  // checksum
+    if (kv.key() == "location") {
+      location = kv.value();
+      continue;
     }
+    const std::optional<int64_t> v = strict_count(kv.value());
+    if (!v)
+      return tensor_error(t, "external data field '" + kv.key() + "' is not a non-negative integer: '" +
+                                 to_valid_utf8(kv.value()) + "'");
+    (kv.key() == "offset" ? offset : length) = *v;
   }
-  const std::filesystem::path rel(location);
+  const std::string shown = to_valid_utf8(location);
   RETURN_ERROR_IF(location.empty(), ErrorCode::kInvalidArgument,
                   "tensor '" + t.name() + "': external data without a location");
+  const std::filesystem::path rel(location);
   for (const auto& part : rel)
     RETURN_ERROR_IF(rel.is_absolute() || part == "..", ErrorCode::kInvalidArgument,
-                    "tensor '" + t.name() + "': external data location '" + location +
+                    "tensor '" + t.name() + "': external data location '" + shown +
                         "' must be a relative path inside the model's folder");
+  RETURN_ERROR_IF(length >= 0 && size_t(length) != bytes, ErrorCode::kInvalidArgument,
+                  "tensor '" + t.name() + "': external data length " + std::to_string(length) + " is not its " +
+                      std::to_string(bytes) + " bytes");
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::canonical(base_dir.empty() ? "." : base_dir, ec);
   RETURN_ERROR_IF(
-      offset < 0 || (length >= 0 && size_t(length) != bytes), ErrorCode::kInvalidArgument,
-      "tensor '" + t.name() + "': external data offset/length do not match its " + std::to_string(bytes) + " bytes");
-  const std::string path = (std::filesystem::path(base_dir) / rel).string();
-  std::ifstream in(path, std::ios::binary);
-  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "tensor '" + t.name() + "': cannot open external data file '" + path + "'");
-  in.seekg(offset);
+      ec, ErrorCode::kIoError,
+      "tensor '" + t.name() + "': the model's folder '" + base_dir + "' cannot be resolved: " + ec.message());
+  const std::filesystem::path real = std::filesystem::weakly_canonical(folder / rel, ec);
+  const auto [f, r] = std::mismatch(folder.begin(), folder.end(), real.begin(), real.end());
+  RETURN_ERROR_IF(ec || f != folder.end() || r == real.end(), ErrorCode::kInvalidArgument,
+                  "tensor '" + t.name() + "': external data location '" + shown +
+                      "' resolves (through a symlink) outside the model's folder");
+  const FdCloser fd{::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+  RETURN_ERROR_IF(fd.fd < 0, ErrorCode::kIoError,
+                  "tensor '" + t.name() + "': cannot open external data file '" + shown + "': " + std::strerror(errno));
+  struct stat st {};
+  RETURN_ERROR_IF(::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode), ErrorCode::kInvalidArgument,
+                  "tensor '" + t.name() + "': external data '" + shown + "' is not a regular file");
+  RETURN_ERROR_IF(uint64_t(st.st_size) < uint64_t(offset) || uint64_t(st.st_size) - uint64_t(offset) < bytes,
+                  ErrorCode::kInvalidArgument,
+                  "tensor '" + t.name() + "': external data file '" + shown + "' has " + std::to_string(st.st_size) +
+                      " bytes, fewer than offset " + std::to_string(offset) + " + " + std::to_string(bytes));
   std::string data(bytes, '\0');
-  RETURN_ERROR_IF(!in.read(data.data(), static_cast<std::streamsize>(bytes)), ErrorCode::kIoError,
-                  "tensor '" + t.name() + "': external data file '" + path + "' ends before offset " +
-                      std::to_string(offset) + " + " + std::to_string(bytes) + " bytes");
+  for (size_t done = 0; done < bytes;) {
+    const ssize_t n = ::pread(fd.fd, data.data() + done, bytes - done, off_t(offset + int64_t(done)));
+    if (n < 0 && errno == EINTR) continue;
+    RETURN_ERROR_IF(n <= 0, ErrorCode::kIoError,
+                    "tensor '" + t.name() + "': external data file '" + shown + "' could not be read");
+    done += size_t(n);
+  }
   return data;
 }
 
@@ -97,11 +151,14 @@ Expected<std::string> raw_bytes(const onnx::TensorProto& t, const std::string& b
                         " bytes, its shape needs " + std::to_string(bytes));
     return t.raw_data();
   }
-  std::string raw(bytes, '\0');
+  // The typed field's length is checked before the bytes are allocated: a declared shape alone never
+  // costs memory.
+  std::string raw;
   auto fill = [&](const auto& field, auto convert) -> Status {
     RETURN_ERROR_IF(field.size() != count, ErrorCode::kInvalidArgument,
                     "tensor '" + t.name() + "' holds " + std::to_string(field.size()) + " values, its shape needs " +
                         std::to_string(count));
+    raw.assign(bytes, '\0');
     for (int64_t i = 0; i < count; ++i) {
       auto v = convert(field[int(i)]);
       std::memcpy(raw.data() + size_t(i) * sizeof(v), &v, sizeof(v));
@@ -162,6 +219,20 @@ Expected<Constant> read_tensor(const onnx::TensorProto& t, const std::string& ba
       break;
     default:  // INT64
       decode<int64_t>(raw, count, c, [](int64_t v) { return static_cast<float>(v); });
+  }
+  // A NaN is never a weight, and a double beyond float's range would silently become an infinity.
+  // Infinities written as such are kept: Clip's bounds may be one (a weight that is one is refused
+  // once the graph is built).
+  for (size_t i = 0; i < c.floats.size(); ++i) {
+    RETURN_ERROR_IF(std::isnan(c.floats[i]), ErrorCode::kInvalidArgument,
+                    "tensor '" + t.name() + "' holds NaN at element " + std::to_string(i));
+    if (t.data_type() == onnx::TensorProto::DOUBLE && std::isinf(c.floats[i])) {
+      double d;
+      std::memcpy(&d, raw.data() + i * sizeof(double), sizeof(double));
+      RETURN_ERROR_IF(std::isfinite(d), ErrorCode::kInvalidArgument,
+                      "tensor '" + t.name() + "' holds " + std::to_string(d) + " at element " + std::to_string(i) +
+                          ", beyond the range of float32");
+    }
   }
   return c;
 }
