@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -65,7 +66,23 @@ class Model {
     return *n;
   }
   std::string bytes() const { return model_.SerializeAsString(); }
-  Expected<ImportedModel> import() const { return import_bytes(bytes(), "test", "."); }
+  Expected<ImportedModel> import() const {
+    save_seed();
+    return import_bytes(bytes(), "test", ".");
+  }
+  // With IOS_ONNX_SEED_DIR set, every model a test imports is also written there: the ONNX fuzz target's
+  // seed corpus (fuzz/corpus/onnx/) is made this way.
+  void save_seed() const {
+    const char* dir = std::getenv("IOS_ONNX_SEED_DIR");
+    const std::string b = bytes();
+    if (!dir || b.size() > 65536) return;
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    static int count = 0;
+    std::ofstream(std::string(dir) + "/" + info->test_suite_name() + "." + info->name() + "_" +
+                      std::to_string(++count) + ".onnx",
+                  std::ios::binary)
+        << b;
+  }
 
   static void fill(onnx::TensorProto& t, const std::string& name, const std::vector<int64_t>& dims,
                    const std::vector<float>& values, bool raw) {
