@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/run_reference.h"
 #include "common/file_io.h"
 #include "common/tensor_file.h"
 #include "frontends/onnx/onnx_import.h"
@@ -269,6 +270,23 @@ std::string default_kernel_cache() {
   return "none";
 #endif
 }
+
+// `ios run --device cpu`: the graph and its weights (the source's own, or the seeded ones) through the CPU
+// reference executor.
+int cmd_run_reference(const GraphSource& src, int batch, const std::string& input_file, const std::string& output_file,
+                      Report& report) {
+  Expected<LoadedModel> model = src.load_model();
+  if (!model) return fail(model.status());
+  const ios::ir::Weights weights = model->take_weights();
+  const ios::cli::ReferenceRunOptions options{batch, input_file, output_file};
+  if (Status s = ios::cli::run_reference(model->graph, weights, options, report.text(), report.json); !s)
+    return fail(s);
+  return report.finish();
+}
+
+constexpr const char* kDeviceHelp =
+    "gpu | cpu: the CPU reference executor (fp32, direct loops, slow; for checking an import or producing "
+    "expected outputs, not a CPU backend; only --input, --output, --batch and --json apply)";
 
 struct OptimizeArgs {
   GraphSource src;
@@ -1195,6 +1213,7 @@ struct RunArgs {
   bool check = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
   std::string trace_file, graph_dot_file;
   std::string input_file, output_file;
+  std::string device = "gpu";
 };
 
 void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, Report& report) {
@@ -1470,9 +1489,7 @@ Status report_trace(const RunArgs& a, const Graph& g, ios::rt::Executor& exec, i
 
 // The batch the run feeds: --input's file, else the seeded input of ir/weights.h.
 Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int batch) {
-  if (a.input_file.empty()) return ios::ir::make_input(g.input_shape(), batch, 1);
-  const ios::ir::Shape in = g.input_shape();
-  return ios::read_tensor_file(a.input_file, {batch, in.c, in.h, in.w});
+  return ios::cli::read_run_input(a.input_file, g, batch);
 }
 
 // One --compile-ahead process: its shard of the network's runtime-compiled engines built, nothing run.
@@ -1499,6 +1516,7 @@ int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard, const std
 
 int cmd_run(RunArgs& a) {
   Report& report = a.opt.report;
+  if (a.device == "cpu") return cmd_run_reference(a.opt.src, a.opt.options.batch, a.input_file, a.output_file, report);
   auto variants = run_variants(a);  // flags first: a typo is reported on any machine
   if (!variants) return fail(variants.status());
   Expected<LoadedModel> model = a.opt.src.load_model();
@@ -1651,6 +1669,7 @@ int run_cli(int argc, char** argv) {
                   "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
   run->add_option("--output", run_args.output_file, "write the output batch: .npy, or raw float32 for other names");
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
+  run->add_option("--device", run_args.device, kDeviceHelp)->check(CLI::IsMember({"gpu", "cpu"}));
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
   run->add_option("--exec", run_args.exec,
                   "staged (each stage waits for the previous one, as IOS runs) | dataflow (each launch waits only "
@@ -1681,8 +1700,19 @@ int run_cli(int argc, char** argv) {
                     "folder the plans it builds are written to, for the tuning process");
 #else
   // Listed so that `ios run` says why it cannot run here rather than printing the general help.
-  auto* run = app.add_subcommand("run", "execute a network on the GPU (not in this build: no GPU runtime)");
-  run->allow_extras();
+  // Without the GPU runtime only the CPU reference runs.
+  auto* run = app.add_subcommand("run", "execute a network (this build: --device cpu only, no GPU runtime)");
+  GraphSource run_src;
+  run_src.add_to(run);
+  int run_batch = 1;
+  std::string run_input_file, run_output_file, run_device = "gpu";
+  Report run_report;
+  run->add_option("--batch", run_batch, "batch size")->check(CLI::Range(1, 65536));
+  run->add_option("--input", run_input_file,
+                  "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
+  run->add_option("--output", run_output_file, "write the output batch: .npy, or raw float32 for other names");
+  run->add_option("--device", run_device, kDeviceHelp)->check(CLI::IsMember({"gpu", "cpu"}));
+  run_report.add_to(run);
 #endif
 
   CLI11_PARSE(app, argc, argv);
@@ -1694,9 +1724,12 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("run")) return cmd_run(run_args);
   if (app.got_subcommand("compile-ahead")) return cmd_compile_ahead(ahead_args, ahead_shard, ahead_plans_dir);
 #else
-  if (app.got_subcommand("run"))
+  if (app.got_subcommand("run")) {
+    if (run_device == "cpu") return cmd_run_reference(run_src, run_batch, run_input_file, run_output_file, run_report);
     return fail(ios::error(ios::ErrorCode::kUnavailable,
-                           "ios run needs the GPU runtime, which this build does not include (configure with CUDA)"));
+                           "ios run on the GPU needs the GPU runtime, which this build does not include (configure "
+                           "with CUDA); --device cpu runs the CPU reference"));
+  }
 #endif
 
   if (app.got_subcommand("optimize")) return cmd_optimize(optimize_args);

@@ -238,6 +238,11 @@ Expected<std::vector<float>> read_tensor_file(const std::string& path, const std
 }
 
 Status write_tensor_file(const std::string& path, const std::vector<float>& data, const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  RETURN_ERROR_IF(
+      count != int64_t(data.size()), ErrorCode::kInvalidArgument,
+      "cannot write '" + path + "': " + std::to_string(data.size()) + " values for shape " + shape_text(shape));
   if (ends_with(path, ".npy")) return write_text_file(path, encode_npy(data, shape));
   return write_text_file(path, std::string(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float)));
 }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "common/file_io.h"
 #include "common/tensor_file.h"
 #include "ir/auto_blocks.h"
 #include "ir/builder.h"
@@ -430,6 +431,33 @@ TEST_F(OnnxFiles, CliImportsAModelAndRunsItsGraphAndWeightsFiles) {
   auto back = ir::load_weights(*ir::load_graph((dir_ / "g.json").string()), (dir_ / "w.bin").string());
   ASSERT_TRUE(back) << back.status().to_string();
   EXPECT_EQ(back->per_node[1][0].weight, iota(54, -27.f));
+}
+
+// `ios run --device cpu`: a user without a GPU runs an imported model on the reference executor with
+// their own input, and gets the model's output back in a file.
+TEST_F(OnnxFiles, CliRunsAModelOnTheCpuReferenceWithAnInputAndOutputFile) {
+  Model m;
+  m.input("x", {1, 2, 4, 4}).output("y").init("w", {3, 2, 3, 3}, iota(54, -27.f)).init("b", {3}, {1.f, -2.f, 0.5f});
+  set_ints(m.node("Conv", {"x", "w", "b"}, {"y"}), "pads", {1, 1, 1, 1});
+  write("tiny.onnx", m.bytes());
+  const std::vector<float> x = iota(32, -5.f);
+  const std::string d = dir_.string();
+  std::vector<float> both = x;  // batch 2: the same sample twice
+  both.insert(both.end(), x.begin(), x.end());
+  ASSERT_TRUE(write_tensor_file(d + "/x2.npy", both, {2, 2, 4, 4}));
+  const std::string run = std::string(IOS_BINARY) + " run --device cpu --onnx " + d + "/tiny.onnx --batch 2 --input " +
+                          d + "/x2.npy --output " + d + "/y.npy > " + d + "/log.txt 2>&1";
+  ASSERT_EQ(std::system(run.c_str()), 0) << *read_file(d + "/log.txt");
+  auto y = read_tensor_file(d + "/y.npy", {2, 3, 4, 4});
+  ASSERT_TRUE(y) << y.status().to_string();
+  const std::vector<float> one = direct_conv(x, 2, 4, 4, iota(54, -27.f), 3, 3, 1, 1, {1.f, -2.f, 0.5f});
+  std::vector<float> want = one;
+  want.insert(want.end(), one.begin(), one.end());
+  expect_near(*y, want, 1e-3f);
+  const std::string wrong = std::string(IOS_BINARY) + " run --device cpu --onnx " + d + "/tiny.onnx --input " + d +
+                            "/x2.npy > " + d + "/log.txt 2>&1";
+  EXPECT_NE(std::system(wrong.c_str()), 0) << "a (2, 2, 4, 4) input for batch 1 must be refused";
+  EXPECT_NE(read_file(d + "/log.txt")->find("the network needs (1, 2, 4, 4)"), std::string::npos);
 }
 #endif
 

@@ -78,9 +78,9 @@ class Model {
     if (!dir || b.size() > 65536) return;
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     static int count = 0;
-    std::ofstream(std::string(dir) + "/" + info->test_suite_name() + "." + info->name() + "_" +
-                      std::to_string(++count) + ".onnx",
-                  std::ios::binary)
+    std::ofstream(
+        std::string(dir) + "/" + info->test_suite_name() + "." + info->name() + "_" + std::to_string(++count) + ".onnx",
+        std::ios::binary)
         << b;
   }
 
