@@ -209,7 +209,8 @@ Expected<std::vector<float>> decode_npy(const std::string& bytes, std::vector<in
                   source + ": holds " + std::to_string(bytes.size() - data_offset) + " data bytes, its shape " +
                       shape_text(h.shape) + " needs " + std::to_string(size_t(count) * sizeof(float)));
   std::vector<float> data(static_cast<size_t>(count));
-  std::memcpy(data.data(), bytes.data() + data_offset, data.size() * sizeof(float));
+  if (!data.empty())
+    std::memcpy(data.data(), bytes.data() + data_offset, data.size() * sizeof(float));  // (0, 3): no data
   if (shape) *shape = std::move(h.shape);
   return data;
 }
@@ -230,7 +231,7 @@ Expected<std::vector<float>> read_tensor_file(const std::string& path, const std
   RETURN_ERROR_IF(bytes.size() % sizeof(float) != 0, ErrorCode::kInvalidArgument,
                   path + ": " + std::to_string(bytes.size()) + " bytes is not a whole number of float32 values");
   data.resize(bytes.size() / sizeof(float));
-  std::memcpy(data.data(), bytes.data(), bytes.size());
+  if (!data.empty()) std::memcpy(data.data(), bytes.data(), bytes.size());
   RETURN_ERROR_IF(int64_t(data.size()) != expected_count, ErrorCode::kInvalidArgument,
                   path + ": holds " + std::to_string(data.size()) + " float32 values; the network needs " +
                       std::to_string(expected_count) + " (batch x C x H x W)");
