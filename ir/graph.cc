@@ -19,16 +19,11 @@ std::string Shape::to_string() const {
 
 const char* act_name(Act act) {
   switch (act) {
-    case Act::kNone:
-      return "identity";
-    case Act::kRelu:
-      return "relu";
-    case Act::kSigmoid:
-      return "sigmoid";
-    case Act::kTanh:
-      return "tanh";
-    case Act::kRelu6:
-      return "relu6";
+#define IOS_ACT_NAME(e, name, value) \
+  case Act::e:                       \
+    return name;
+    IOS_ACTIVATIONS(IOS_ACT_NAME)
+#undef IOS_ACT_NAME
   }
   return "?";
 }
@@ -48,11 +43,9 @@ const char* pool_kind_name(PoolKind kind) {
 }
 
 std::optional<Act> parse_act(const std::string& s) {
-  if (s == "identity" || s == "none") return Act::kNone;
-  if (s == "relu") return Act::kRelu;
-  if (s == "sigmoid") return Act::kSigmoid;
-  if (s == "tanh") return Act::kTanh;
-  if (s == "relu6") return Act::kRelu6;
+  if (s == "none") return Act::kNone;  // IOS's files also write "identity"
+  for (int a = 0; a < kActCount; ++a)
+    if (s == act_name(Act(a))) return Act(a);
   return std::nullopt;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ir/activation.h"
 
 namespace ios::ir {
 
@@ -27,11 +28,10 @@ struct Shape {
   std::string to_string() const;
 };
 
-enum class Act : uint8_t { kNone, kRelu, kSigmoid, kTanh, kRelu6 };  // relu6: min(max(x, 0), 6)
 enum class PoolKind : uint8_t { kMax, kAvg, kGlobalMax, kGlobalAvg };
 enum class ElementOp : uint8_t { kAdd, kMul };
 
-const char* act_name(Act act);  // IOS spelling: identity, relu, sigmoid, tanh (and relu6)
+const char* act_name(Act act);  // the table's name (ir/activation.h): identity, relu, sigmoid, ...
 const char* pool_kind_name(PoolKind kind);
 std::optional<Act> parse_act(const std::string& s);
 std::optional<PoolKind> parse_pool_kind(const std::string& s);

@@ -15,22 +15,6 @@ using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 
 namespace {
 
-float activate(Act act, float x) {
-  switch (act) {
-    case Act::kNone:
-      return x;
-    case Act::kRelu:
-      return x > 0.f ? x : 0.f;
-    case Act::kSigmoid:
-      return 1.f / (1.f + std::exp(-x));
-    case Act::kTanh:
-      return std::tanh(x);
-    case Act::kRelu6:
-      return std::min(std::max(x, 0.f), 6.f);
-  }
-  return x;
-}
-
 void conv_forward(const ir::ConvAttrs& c, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
   const Shape& is = in.shape;
   const Shape& os = out.shape;
@@ -62,7 +46,7 @@ void conv_forward(const ir::ConvAttrs& c, const ir::ParamTensor& p, const Tensor
     for (int co = 0; co < os.c; ++co) {
       const float bias = p.bias.empty() ? 0.f : p.bias[static_cast<size_t>(co)];
       float* dst = out.sample(b) + static_cast<size_t>(co) * hw;
-      for (int i = 0; i < hw; ++i) dst[i] = activate(c.activation, dst[i] + bias);
+      for (int i = 0; i < hw; ++i) dst[i] = ir::activate(c.activation, dst[i] + bias);
     }
   }
 }
@@ -107,7 +91,7 @@ void linear_forward(const ir::LinearAttrs& l, const ir::ParamTensor& p, const Te
     Eigen::Map<Eigen::VectorXf> y(out.sample(b), l.out_features);
     y.noalias() = wmat * x;
     for (int o = 0; o < l.out_features; ++o)
-      y[o] = activate(l.activation, y[o] + (p.bias.empty() ? 0.f : p.bias[static_cast<size_t>(o)]));
+      y[o] = ir::activate(l.activation, y[o] + (p.bias.empty() ? 0.f : p.bias[static_cast<size_t>(o)]));
   }
 }
 
@@ -146,7 +130,7 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
   std::visit(Overloaded{[&](const ir::ConvAttrs& c) { conv_forward(c, params, in, out); },
                         [&](const ir::PoolAttrs& p) { pool_forward(p, in, out); },
                         [&](const ir::ActivationAttrs& a) {
-                          for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = activate(a.activation, in.data[i]);
+                          for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = ir::activate(a.activation, in.data[i]);
                         },
                         [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); }},
              step);

@@ -305,20 +305,34 @@ class OutputCopyKernel : public ConvKernel {
   KernelChoice choice_;
 };
 
-fe::PointwiseMode_t act_mode(ir::Act a) {
+// The cuDNN pointwise mode that applies the activation in a fused graph, where cuDNN has one; the others
+// run in our epilogue kernel after the convolution alone (tune_graph's unfused graph).
+std::optional<fe::PointwiseMode_t> act_mode(ir::Act a) {
   switch (a) {
     case ir::Act::kRelu:
+    case ir::Act::kRelu6:  // with its upper clip set at 6 (make_graph)
       return fe::PointwiseMode_t::RELU_FWD;
     case ir::Act::kSigmoid:
       return fe::PointwiseMode_t::SIGMOID_FWD;
     case ir::Act::kTanh:
       return fe::PointwiseMode_t::TANH_FWD;
-    case ir::Act::kRelu6:
-      return fe::PointwiseMode_t::RELU_FWD;  // with its upper clip set at 6 (make_graph)
+    case ir::Act::kSilu:
+      return fe::PointwiseMode_t::SWISH_FWD;
+    case ir::Act::kGelu:
+      return fe::PointwiseMode_t::GELU_FWD;
+    case ir::Act::kGeluTanh:
+      return fe::PointwiseMode_t::GELU_APPROX_TANH_FWD;
+    case ir::Act::kElu:
+      return fe::PointwiseMode_t::ELU_FWD;
+    case ir::Act::kSoftplus:
+      return fe::PointwiseMode_t::SOFTPLUS_FWD;
     case ir::Act::kNone:
+    case ir::Act::kHardSigmoid:
+    case ir::Act::kHardSwish:
+    case ir::Act::kMish:
       break;
   }
-  return fe::PointwiseMode_t::IDENTITY;
+  return std::nullopt;
 }
 
 // conv -> (+ bias) -> (activation) when `fused`, else the convolution alone.
@@ -356,8 +370,14 @@ Expected<std::shared_ptr<fe::graph::Graph>> make_graph(cudnnHandle_t handle, con
     y = g->pointwise(y, bias, fe::graph::Pointwise_attributes().set_name("bias").set_mode(fe::PointwiseMode_t::ADD));
   }
   if (fused && a.activation != ir::Act::kNone) {
-    auto act = fe::graph::Pointwise_attributes().set_name("act").set_mode(act_mode(a.activation));
+    const std::optional<fe::PointwiseMode_t> mode = act_mode(a.activation);
+    RETURN_ERROR_IF(!mode, ErrorCode::kUnavailable,
+                    std::string("cuDNN has no pointwise mode for ") + ir::act_name(a.activation));
+    auto act = fe::graph::Pointwise_attributes().set_name("act").set_mode(*mode);
     if (a.activation == ir::Act::kRelu6) act.set_relu_upper_clip(6.f);
+    if (a.activation == ir::Act::kSilu) act.set_swish_beta(1.f);
+    if (a.activation == ir::Act::kElu) act.set_elu_alpha(1.f);
+    if (a.activation == ir::Act::kSoftplus) act.set_softplus_beta(1.f);
     y = g->pointwise(y, act);
   }
   if (fused && spec.z) {
@@ -967,21 +987,7 @@ void say(const ConvBuildOptions& o, const std::string& what) {
 
 }  // namespace
 
-int act_code(ir::Act a) {
-  switch (a) {
-    case ir::Act::kNone:
-      return 0;
-    case ir::Act::kRelu:
-      return 1;
-    case ir::Act::kSigmoid:
-      return 2;
-    case ir::Act::kTanh:
-      return 3;
-    case ir::Act::kRelu6:
-      return 4;
-  }
-  return 0;
-}
+int act_code(ir::Act a) { return static_cast<int>(a); }
 
 namespace {
 bool is_strided(const ConvSpec& spec, const SliceLayout& l, const ir::Shape& s) {
@@ -1186,7 +1192,9 @@ std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine) {
 
 Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuildOptions& o) {
   if (o.engine == ConvEngine::kLegacy || is_channel_affine(spec)) return 0;
-  ASSIGN_OR_RETURN(Candidates listed, list_candidates(handle, spec, /*fused=*/true, o));
+  // The graph tuning builds first: fused, unless cuDNN has no mode for the activation.
+  const bool fused = spec.attrs.activation == ir::Act::kNone || act_mode(spec.attrs.activation).has_value();
+  ASSIGN_OR_RETURN(Candidates listed, list_candidates(handle, spec, fused, o));
   const auto& [g, origin, order] = listed;
   // As far down the order as tuning may time (TuningBudget), each name once, as tune_graph goes.
   std::vector<std::string> seen;
@@ -1203,8 +1211,8 @@ Expected<int> compile_ahead(cudnnHandle_t handle, const ConvSpec& spec, const Co
     // not written is compiled there, as without this process.
     std::vector<uint8_t> bytes;
     if (g->build_plan_at_index(*it).is_good() && g->serialize(bytes, false).is_good())
-      (void)write_plan_file(ahead_plan_path(o.ahead_plans_dir, spec, true, name), ahead_plan_identity(spec, true, name),
-                            bytes);
+      (void)write_plan_file(ahead_plan_path(o.ahead_plans_dir, spec, fused, name),
+                            ahead_plan_identity(spec, fused, name), bytes);
   }
   return compiled;
 }

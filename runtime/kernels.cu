@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "ir/activation.h"
 #include "runtime/kernels.h"
 
 namespace ios::rt {
@@ -112,13 +113,8 @@ __global__ void multiply_kernel(DevTensor dst, DevTensor src, Extent e) {
   }
 }
 
-__device__ float activate(float v, int act) {
-  if (act == 1) return v > 0.f ? v : 0.f;
-  if (act == 2) return 1.f / (1.f + __expf(-v));
-  if (act == 3) return tanhf(v);
-  if (act == 4) return fminf(fmaxf(v, 0.f), 6.f);
-  return v;
-}
+// `act` is an ir::Act (act_code): the activation table's own expression, compiled here.
+__device__ float activate(float v, int act) { return ios::ir::activate(static_cast<ios::ir::Act>(act), v); }
 
 template <typename T>
 __global__ void bias_act_kernel(DevTensor x, const T* bias, Extent e, int act) {

@@ -18,6 +18,7 @@
 #include "ir/builder.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
+#include "tests/activation_cases.h"
 #include "tests/onnx_test_model.h"
 
 namespace ios::onnx_import {
@@ -127,6 +128,115 @@ TEST(OnnxConv, GroupedAndDilatedConvolutionImport) {
   EXPECT_EQ(c.groups, 2);
   EXPECT_EQ(c.dh, 2);
   EXPECT_EQ(model.graph.output_shape(), (ir::Shape{4, 2, 2}));
+}
+
+// The activations of the table by their ONNX ops, on their own and fused into the convolution before them.
+TEST(OnnxActivation, TableActivationsImportByTheirOnnxOps) {
+  struct OnnxCase {
+    const char* op;
+    ir::Act act;
+    std::function<void(onnx::NodeProto&)> attrs;
+  };
+  const std::vector<OnnxCase> cases = {
+      {"HardSigmoid", ir::Act::kHardSigmoid,
+       [](onnx::NodeProto& n) { set_float(n, "alpha", 1.f / 6.f), set_float(n, "beta", 0.5f); }},
+      {"HardSwish", ir::Act::kHardSwish, {}},
+      {"Elu", ir::Act::kElu, {}},
+      {"Softplus", ir::Act::kSoftplus, {}},
+      {"Mish", ir::Act::kMish, {}},
+      {"Gelu", ir::Act::kGelu, {}},
+      {"Gelu", ir::Act::kGeluTanh, [](onnx::NodeProto& n) { set_string(n, "approximate", "tanh"); }},
+  };
+  const std::vector<float> xs = {-4.f, -2.5f, -1.f, -0.25f, 0.f, 0.3f, 1.f, 2.5f, 3.f, 7.f};
+  for (const auto& c : cases) {
+    Model alone(20);
+    alone.input("x", {1, 1, 1, int64_t(xs.size())}).output("y");
+    auto& n = alone.node(c.op, {"x"}, {"y"});
+    if (c.attrs) c.attrs(n);
+    const ImportedModel m = imported(alone);
+    ASSERT_EQ(m.graph.nodes.size(), 2u) << c.op;
+    EXPECT_EQ(m.graph.node(1).attrs<ir::ActivationAttrs>().activation, c.act) << c.op;
+    const auto& definition = [&] {
+      for (const auto& t : testing::activation_cases())
+        if (t.act == c.act) return t.definition;
+      return std::function<double(double)>();
+    }();
+    std::vector<float> want;
+    for (float x : xs) want.push_back(float(definition(x)));
+    expect_near(run(m, xs), want, 1e-5f);
+
+    Model fused(20);
+    fused.input("x", {1, 1, 2, 2}).output("y").init("w", {2, 1, 1, 1}, {1.f, -2.f});
+    fused.node("Conv", {"x", "w"}, {"c"});
+    auto& f = fused.node(c.op, {"c"}, {"y"});
+    if (c.attrs) c.attrs(f);
+    const ImportedModel fm = imported(fused);
+    EXPECT_EQ(fm.graph.op_count(), 1) << c.op << " fuses into the convolution";
+    EXPECT_EQ(fm.graph.node(1).attrs<ir::ConvAttrs>().activation, c.act) << c.op;
+  }
+}
+
+TEST(OnnxActivation, ParametersOtherThanTheTablesAreNamed) {
+  Model hs;  // ONNX's default alpha (0.2) is not PyTorch's hardsigmoid
+  hs.input("x", {1, 1, 1, 1}).output("y");
+  hs.node("HardSigmoid", {"x"}, {"y"}, "hs");
+  auto r = hs.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("attribute 'alpha' is 0.2"), std::string::npos) << r.status().message();
+  Model elu;
+  elu.input("x", {1, 1, 1, 1}).output("y");
+  set_float(elu.node("Elu", {"x"}, {"y"}, "e"), "alpha", 0.5f);
+  EXPECT_FALSE(elu.import());
+}
+
+// PyTorch exports SiLU as x * Sigmoid(x) and (below opset 20) GELU as its erf form: each becomes one
+// activation, fused into the convolution before it.
+TEST(OnnxActivation, SiluAndGeluPatternsBecomeOneActivation) {
+  Model silu;
+  silu.input("x", {1, 1, 2, 2}).output("y").init("w", {2, 1, 1, 1}, {1.f, -2.f});
+  silu.node("Conv", {"x", "w"}, {"c"});
+  silu.node("Sigmoid", {"c"}, {"s"});
+  silu.node("Mul", {"s", "c"}, {"y"});
+  const ImportedModel sm = imported(silu);
+  EXPECT_EQ(sm.graph.op_count(), 1);
+  EXPECT_EQ(sm.graph.node(1).attrs<ir::ConvAttrs>().activation, ir::Act::kSilu);
+  const std::vector<float> x = {-1.f, 0.5f, 2.f, 3.f};
+  std::vector<float> want;
+  for (float w : {1.f, -2.f})
+    for (float v : x) want.push_back(w * v / (1.f + std::exp(-w * v)));
+  expect_near(run(sm, x), want);
+
+  Model gelu(17);
+  gelu.input("x", {1, 1, 1, 4}).output("y");
+  auto constant = [&](const std::string& name, float v) {
+    auto& n = gelu.node("Constant", {}, {name});
+    auto* a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    Model::fill(*a->mutable_t(), name, {}, {v}, true);
+  };
+  constant("sqrt2", 1.4142135f);
+  constant("one", 1.f);
+  constant("half", 0.5f);
+  gelu.node("Div", {"x", "sqrt2"}, {"d"});
+  gelu.node("Erf", {"d"}, {"e"});
+  gelu.node("Add", {"e", "one"}, {"a"});
+  gelu.node("Mul", {"x", "a"}, {"m"});
+  gelu.node("Mul", {"m", "half"}, {"y"});
+  const ImportedModel gm = imported(gelu);
+  ASSERT_EQ(gm.graph.nodes.size(), 2u);
+  EXPECT_EQ(gm.graph.node(1).attrs<ir::ActivationAttrs>().activation, ir::Act::kGelu);
+  want.clear();
+  for (float v : x) want.push_back(0.5f * v * (1.f + std::erf(v / std::sqrt(2.f))));
+  expect_near(run(gm, x), want);
+
+  Model shared;  // the sigmoid is read elsewhere too: not a SiLU, and Mul of two activations stays
+  shared.input("x", {1, 1, 1, 2}).output("y");
+  shared.node("Sigmoid", {"x"}, {"s"});
+  shared.node("Mul", {"x", "s"}, {"m"});
+  shared.node("Add", {"m", "s"}, {"y"});
+  const ImportedModel hm = imported(shared);
+  EXPECT_GE(hm.graph.op_count(), 2);
 }
 
 TEST(OnnxActivation, ReluSigmoidTanhAndClipAsRelu6) {

@@ -1,12 +1,14 @@
 // Hand-computed cases for every operator and input form of the CPU reference executor.
+#include "reference/reference_executor.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 
+#include "activation_cases.h"
 #include "ir/builder.h"
 #include "models/models.h"
-#include "reference/reference_executor.h"
 #include "test_graphs.h"
 
 namespace ios::reference {
@@ -96,7 +98,8 @@ TEST(ReferencePool, MaxIgnoresPaddingAvgCountsIt) {
 }
 
 TEST(ReferencePool, CeilModeAddsAPartialWindow) {
-  Built b = build({1, 1, 4}, [](GraphBuilder& g, Value v) { return g.pool(v, MaxPool(1).kernel(1, 3).stride(1, 2).ceil()); });
+  Built b =
+      build({1, 1, 4}, [](GraphBuilder& g, Value v) { return g.pool(v, MaxPool(1).kernel(1, 3).stride(1, 2).ceil()); });
   EXPECT_EQ(run_output(b, iota({1, 1, 4})), (std::vector<float>{3, 4}));
 }
 
@@ -125,7 +128,9 @@ TEST(ReferenceInputs, ConvReadsASumOfValues) {
 }
 
 TEST(ReferenceElement, MulMultipliesTerms) {
-  Built b = build({2, 1, 2}, [](GraphBuilder& g, Value v) { return g.element({v.slice(0, 1), v.slice(1, 2)}, ElementOp::kMul); });
+  Built b = build({2, 1, 2}, [](GraphBuilder& g, Value v) {
+    return g.element({v.slice(0, 1), v.slice(1, 2)}, ElementOp::kMul);
+  });
   EXPECT_EQ(run_output(b, iota({2, 1, 2})), (std::vector<float>{3, 8}));
 }
 
@@ -134,6 +139,29 @@ TEST(ReferenceActivation, SigmoidAndTanh) {
   EXPECT_FLOAT_EQ(run_output(s, tensor({1, 1, 1}, {0.f}))[0], 0.5f);
   Built t = build({1, 1, 1}, [](GraphBuilder& g, Value v) { return g.activation(v, Act::kTanh); });
   EXPECT_FLOAT_EQ(run_output(t, tensor({1, 1, 1}, {1.f}))[0], std::tanh(1.f));
+}
+
+// Every row of the activation table against its independent definition and its hand values, through an
+// activation node of the reference executor; a row without a case fails here.
+TEST(ReferenceActivation, EveryActivationOfTheTableMatchesItsDefinition) {
+  std::vector<bool> covered(size_t(ir::kActCount), false);
+  const std::vector<float> xs = {-9.f, -4.f, -3.f, -2.5f, -1.f, -0.25f, 0.f, 0.3f, 1.f, 2.5f, 3.f, 7.f, 25.f};
+  for (const auto& c : testing::activation_cases()) {
+    covered[size_t(c.act)] = true;
+    Built b = build({int(xs.size()), 1, 1}, [&](GraphBuilder& g, Value v) { return g.activation(v, c.act); });
+    const std::vector<float> got = run_output(b, tensor({int(xs.size()), 1, 1}, xs));
+    for (size_t i = 0; i < xs.size(); ++i)
+      EXPECT_NEAR(got[i], c.definition(xs[i]), 2e-6 * std::max(1.0, std::fabs(c.definition(xs[i]))))
+          << ir::act_name(c.act) << "(" << xs[i] << ")";
+    for (const auto& [x, want] : c.known) {
+      EXPECT_NEAR(ir::activate(c.act, float(x)), want, 1e-6) << ir::act_name(c.act) << "(" << x << ") by hand";
+      EXPECT_NEAR(c.definition(x), want, 1e-9) << ir::act_name(c.act) << "(" << x << ") definition vs hand";
+    }
+    EXPECT_EQ(ir::parse_act(ir::act_name(c.act)), c.act) << "the name reads back";
+  }
+  for (int a = 0; a < ir::kActCount; ++a)
+    EXPECT_TRUE(covered[size_t(a)]) << "activation " << ir::act_name(ir::Act(a))
+                                    << " has no case in activation_cases.h";
 }
 
 TEST(ReferenceLinear, MatrixVectorPlusBias) {

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "activation_cases.h"
 #include "common/tensor_pack.h"
 #include "models/models.h"
 #include "reference/reference_executor.h"
@@ -254,6 +255,66 @@ std::vector<OpCase> op_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryPrecisionAndLayout, GpuOps, ::testing::ValuesIn(op_cases()),
+                         [](const auto& info) { return info.param.precision + "_" + info.param.layout; });
+
+// Every activation of the table (tests/activation_cases.h) fused into a convolution's epilogue (cuDNN's
+// pointwise mode where it has one, else the convolution alone and our epilogue kernel), as a node of its
+// own, and after a linear op.
+ir::Graph activation_graph() {
+  using namespace ir;
+  GraphBuilder b("activations", {6, 9, 9});
+  b.begin_block();
+  Value x = b.input();
+  Value plain = b.conv(x, Conv(8).kernel(3).pad(1).act(Act::kNone));
+  std::vector<Value> heads;
+  for (const auto& c : ios::testing::activation_cases()) {
+    Value fused = b.conv(x, Conv(8).kernel(3).pad(1).act(c.act));
+    Value alone = b.activation(plain, c.act);
+    Value pooled = b.pool(b.identity(add({fused, alone})), GlobalAvgPool());
+    heads.push_back(b.linear(pooled, LinearAttrs{4, true, c.act}));
+  }
+  b.end_block(b.identity(cat(heads)));
+  return *b.build();
+}
+
+class GpuActivations : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(GpuActivations, EachActivationFusedAloneAndAfterALinearOpMatchesTheReference) {
+  const ir::Graph graph = activation_graph();
+  ir::Weights w = make_weights(graph);
+  for (int batch : {1, 3}) {
+    reference::Tensor in(batch, graph.input_shape());
+    in.data = ir::make_input(graph.input_shape(), batch, 5);
+    for (float& v : in.data) v *= 3.f;  // reach the activations' bends (+-3 for the hard ones)
+    auto want = reference::run_all(graph, w, in, {true});
+    ASSERT_TRUE(want);
+    SKIP_WITHOUT_GPU();
+    auto plan = sched::compile_plan(graph, sched::sequential_schedule(graph));
+    ExecutorOptions eo;
+    eo.config = config_of(GetParam().precision, GetParam().layout, batch);
+    eo.context = context_for(eo.config);
+    eo.keep_all = true;
+    auto exec = Executor::create(graph, w, *plan, eo);
+    ASSERT_TRUE(exec) << exec.status().to_string();
+    ASSERT_TRUE((*exec)->poison_activations().is_ok());
+    ASSERT_TRUE((*exec)->set_input(in.data).is_ok());
+    ASSERT_TRUE((*exec)->run().is_ok());
+    for (ir::NodeId id = 1; id < static_cast<ir::NodeId>(graph.nodes.size()); ++id) {
+      auto got = (*exec)->read(id);
+      ASSERT_TRUE(got);
+      const double err = reference::relative_l2_error(*got, (*want)[size_t(id)].data);
+      const ir::Node& n = graph.node(id);
+      std::string act;
+      if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) act = ir::act_name(c->activation);
+      if (const auto* a = std::get_if<ir::ActivationAttrs>(&n.op)) act = ir::act_name(a->activation);
+      if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op)) act = ir::act_name(l->activation);
+      EXPECT_LT(err, eo.config.tolerance())
+          << "node " << n.name << " (" << ir::op_kind_name(n.kind()) << ", " << act << ") " << eo.config.key();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPrecisionAndLayout, GpuActivations, ::testing::ValuesIn(op_cases()),
                          [](const auto& info) { return info.param.precision + "_" + info.param.layout; });
 
 // Runs `ios run` and returns its standard output.

@@ -14,6 +14,7 @@
 #include "common/limits.h"
 #include "common/tensor_file.h"
 #include "common/utf8.h"
+#include "frontends/onnx/onnx_patterns.h"
 #include "frontends/onnx/onnx_tensors.h"
 #include "ir/auto_blocks.h"
 
@@ -49,6 +50,7 @@ class Importer {
   Expected<std::vector<const onnx::NodeProto*>> live_nodes_in_order();
   Status finish_output();
   Status check_finite_parameters() const;
+  std::optional<float> scalar(const std::string& name) const;
 
   // One handler per op type.
   Status conv(const onnx::NodeProto& n);
@@ -57,6 +59,13 @@ class Importer {
   Status sigmoid(const onnx::NodeProto& n) { return activation(n, ir::Act::kSigmoid); }
   Status tanh(const onnx::NodeProto& n) { return activation(n, ir::Act::kTanh); }
   Status clip(const onnx::NodeProto& n);
+  Status hard_sigmoid(const onnx::NodeProto& n);
+  Status hard_swish(const onnx::NodeProto& n) { return activation(n, ir::Act::kHardSwish); }
+  Status swish(const onnx::NodeProto& n);
+  Status gelu(const onnx::NodeProto& n);
+  Status elu(const onnx::NodeProto& n);
+  Status softplus(const onnx::NodeProto& n) { return activation(n, ir::Act::kSoftplus); }
+  Status mish(const onnx::NodeProto& n) { return activation(n, ir::Act::kMish); }
   Status max_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kMax); }
   Status avg_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kAvg); }
   Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
@@ -101,6 +110,7 @@ class Importer {
   Expected<std::vector<float>> per_channel(const Constant& c, const Activation& x, int channels) const;
 
   const onnx::GraphProto& graph_;
+  std::vector<onnx::NodeProto> nodes_;  // the graph's nodes, exporters' activation patterns rewritten
   const int opset_;
   const std::string base_dir_;
   ir::Graph g_;
@@ -122,6 +132,13 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Sigmoid", &Importer::sigmoid},
       {"Tanh", &Importer::tanh},
       {"Clip", &Importer::clip},
+      {"HardSigmoid", &Importer::hard_sigmoid},
+      {"HardSwish", &Importer::hard_swish},
+      {"Swish", &Importer::swish},
+      {"Gelu", &Importer::gelu},
+      {"Elu", &Importer::elu},
+      {"Softplus", &Importer::softplus},
+      {"Mish", &Importer::mish},
       {"MaxPool", &Importer::max_pool},
       {"AveragePool", &Importer::avg_pool},
       {"GlobalMaxPool", &Importer::global_max_pool},
@@ -496,6 +513,41 @@ Status Importer::clip(const onnx::NodeProto& n) {
              ") is not supported: only Clip(0, 6) (relu6) and Clip(0, inf) (relu)");
 }
 
+// An attribute that must have the value the activation table's row was written for.
+Status require_float(const Attributes& at, const std::string& name, float fallback, float wanted, const char* why) {
+  ASSIGN_OR_RETURN(float v, at.get_float(name, fallback));
+  RETURN_ERROR_IF(std::fabs(v - wanted) > 1e-6f * std::max(1.f, std::fabs(wanted)), ErrorCode::kInvalidArgument,
+                  "attribute '" + name + "' is " + std::to_string(v) + "; only " + std::to_string(wanted) + " (" + why +
+                      ") is supported");
+  return Status::ok();
+}
+
+// HardSigmoid(alpha 1/6, beta 1/2): PyTorch's hardsigmoid, and the gate of hard-swish.
+Status Importer::hard_sigmoid(const onnx::NodeProto& n) {
+  const Attributes at(n);
+  RETURN_IF_ERROR(require_float(at, "alpha", 0.2f, 1.f / 6.f, "PyTorch's hardsigmoid"));
+  RETURN_IF_ERROR(require_float(at, "beta", 0.5f, 0.5f, "PyTorch's hardsigmoid"));
+  return activation(n, ir::Act::kHardSigmoid);
+}
+
+// Swish(alpha 1) = x * sigmoid(x): SiLU (also what x * Sigmoid(x) is rewritten to, onnx_patterns.h).
+Status Importer::swish(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 1.f, 1.f, "SiLU"));
+  return activation(n, ir::Act::kSilu);
+}
+
+Status Importer::gelu(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(std::string approximate, Attributes(n).get_string("approximate", "none"));
+  if (approximate == "none") return activation(n, ir::Act::kGelu);
+  if (approximate == "tanh") return activation(n, ir::Act::kGeluTanh);
+  return bad("attribute 'approximate' must be none or tanh, got '" + to_valid_utf8(approximate) + "'");
+}
+
+Status Importer::elu(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 1.f, 1.f, "the default"));
+  return activation(n, ir::Act::kElu);
+}
+
 Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
@@ -808,32 +860,32 @@ Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
   std::unordered_map<std::string, int> producer;
   std::set<std::string> graph_inputs;
   for (const auto& in : graph_.input()) graph_inputs.insert(in.name());
-  for (int i = 0; i < graph_.node_size(); ++i)
-    for (const auto& out : graph_.node(i).output()) {
+  for (int i = 0; i < int(nodes_.size()); ++i)
+    for (const auto& out : nodes_[size_t(i)].output()) {
       if (out.empty()) continue;
       RETURN_ERROR_IF(consts_.count(out) || graph_inputs.count(out), ErrorCode::kInvalidArgument,
-                      node_label(graph_.node(i), opset_) + " writes '" + out +
+                      node_label(nodes_[size_t(i)], opset_) + " writes '" + out +
                           "', which is already an initializer or a graph input");
       const auto [it, fresh] = producer.emplace(out, i);
       RETURN_ERROR_IF(!fresh, ErrorCode::kInvalidArgument,
-                      node_label(graph_.node(i), opset_) + " writes '" + out + "', which " +
-                          node_label(graph_.node(it->second), opset_) + " writes too");
+                      node_label(nodes_[size_t(i)], opset_) + " writes '" + out + "', which " +
+                          node_label(nodes_[size_t(it->second)], opset_) + " writes too");
     }
-  std::vector<bool> live(size_t(graph_.node_size()), false);
+  std::vector<bool> live(size_t(int(nodes_.size())), false);
   std::vector<std::string> stack{graph_.output(0).name()};
   while (!stack.empty()) {
     auto it = producer.find(stack.back());
     stack.pop_back();
     if (it == producer.end() || live[size_t(it->second)]) continue;
     live[size_t(it->second)] = true;
-    for (const auto& in : graph_.node(it->second).input()) stack.push_back(in);
+    for (const auto& in : nodes_[size_t(it->second)].input()) stack.push_back(in);
   }
   const auto dead = std::count(live.begin(), live.end(), false);
   if (dead > 0) counts_["nodes dropped that do not lead to the graph output"] += int(dead);
 
   std::string unsupported;
-  for (int i = 0; i < graph_.node_size(); ++i) {
-    const auto& n = graph_.node(i);
+  for (int i = 0; i < int(nodes_.size()); ++i) {
+    const auto& n = nodes_[size_t(i)];
     if (live[size_t(i)] && (!default_domain(n.domain()) || !handlers().count(n.op_type())))
       unsupported += "\n  " + node_label(n, opset_);
   }
@@ -842,32 +894,32 @@ Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
 
   // Kahn's algorithm, lowest file position first. Reads are counted here, before any tensor is defined,
   // so that define() knows every tensor's readers.
-  std::vector<int> waiting(size_t(graph_.node_size()), 0);
+  std::vector<int> waiting(size_t(int(nodes_.size())), 0);
   std::unordered_map<std::string, std::vector<int>> readers;
-  for (int i = 0; i < graph_.node_size(); ++i) {
+  for (int i = 0; i < int(nodes_.size()); ++i) {
     if (!live[size_t(i)]) continue;
-    for (const auto& in : graph_.node(i).input()) {
+    for (const auto& in : nodes_[size_t(i)].input()) {
       if (in.empty()) continue;
       ++uses_[in];
       if (producer.count(in)) {
         ++waiting[size_t(i)];
         readers[in].push_back(i);
       } else if (!consts_.count(in) && !graph_inputs.count(in)) {
-        return bad(node_label(graph_.node(i), opset_) + " reads '" + in +
+        return bad(node_label(nodes_[size_t(i)], opset_) + " reads '" + in +
                    "', which no node, initializer or input provides");
       }
     }
   }
   ++uses_[graph_.output(0).name()];
   std::set<int> ready;
-  for (int i = 0; i < graph_.node_size(); ++i)
+  for (int i = 0; i < int(nodes_.size()); ++i)
     if (live[size_t(i)] && waiting[size_t(i)] == 0) ready.insert(i);
   std::vector<const onnx::NodeProto*> order;
   while (!ready.empty()) {
     const int i = *ready.begin();
     ready.erase(ready.begin());
-    order.push_back(&graph_.node(i));
-    for (const auto& out : graph_.node(i).output())
+    order.push_back(&nodes_[size_t(i)]);
+    for (const auto& out : nodes_[size_t(i)].output())
       for (int r : readers[out])
         if (--waiting[size_t(r)] == 0) ready.insert(r);
   }
@@ -893,6 +945,23 @@ Status Importer::finish_output() {
 
 // Weights after folding: a NaN or infinity (from the file, or a fold such as a huge scale) would make a
 // weights file the loader refuses, so it is named here instead.
+// A constant scalar by name, from an initializer or a Constant node (the patterns' operands).
+std::optional<float> Importer::scalar(const std::string& name) const {
+  if (auto it = consts_.find(name); it != consts_.end())
+    return it->second.floats.size() == 1 ? std::optional<float>(it->second.floats[0]) : std::nullopt;
+  for (const auto& n : graph_.node()) {
+    if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
+    const Attributes at(n);
+    if (const onnx::TensorProto* t = at.get_tensor("value")) {
+      auto c = read_tensor(*t, base_dir_);
+      return c && c->floats.size() == 1 ? std::optional<float>(c->floats[0]) : std::nullopt;
+    }
+    if (auto f = at.get_float("value_float", NAN); f && at.has("value_float")) return *f;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Status Importer::check_finite_parameters() const {
   for (size_t id = 0; id < w_.per_node.size(); ++id)
     for (const ir::ParamTensor& p : w_.per_node[id])
@@ -908,6 +977,8 @@ Status Importer::check_finite_parameters() const {
 Expected<ImportedModel> Importer::run(const std::string& name) {
   g_.name = to_valid_utf8(name);
   RETURN_IF_ERROR(read_initializers());
+  nodes_ = rewrite_patterns(
+      graph_, [this](const std::string& name) { return scalar(name); }, counts_);
   ASSIGN_OR_RETURN(auto order, live_nodes_in_order());
   RETURN_IF_ERROR(read_input());
   for (const onnx::NodeProto* n : order) {

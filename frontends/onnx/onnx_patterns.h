@@ -1,0 +1,24 @@
+// Subgraphs that exporters write for one activation, rewritten to that activation's ONNX op before the
+// import proper: x * Sigmoid(x) becomes Swish (SiLU), and PyTorch's erf form of GELU,
+// Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), becomes Gelu. A pattern is rewritten only where each
+// of its intermediate tensors has no reader outside it.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ios::onnx_import {
+
+// The value of a tensor that is a constant scalar (an initializer or a Constant node), else nullopt.
+using ScalarLookup = std::function<std::optional<float>(const std::string& name)>;
+
+// The graph's nodes with the patterns rewritten; `counts` gains one line per kind of rewrite.
+std::vector<onnx::NodeProto> rewrite_patterns(const onnx::GraphProto& graph, const ScalarLookup& scalar,
+                                              std::map<std::string, int>& counts);
+
+}  // namespace ios::onnx_import
