@@ -24,20 +24,23 @@ IOS_HOST_DEVICE inline float act_sigmoid(float x) { return 1.f / (1.f + expf(-x)
 IOS_HOST_DEVICE inline float act_clamp(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
 
 // X(enumerator, IOS name, value of x)
-#define IOS_ACTIVATIONS(X)                                                                                \
-  X(kNone, "identity", x)                                                                                 \
-  X(kRelu, "relu", x > 0.f ? x : 0.f)                                                                     \
-  X(kSigmoid, "sigmoid", act_sigmoid(x))                                                                  \
-  X(kTanh, "tanh", tanhf(x))                                                                              \
-  X(kRelu6, "relu6", act_clamp(x, 0.f, 6.f))                                                              \
-  X(kHardSigmoid, "hardsigmoid", act_clamp(x / 6.f + 0.5f, 0.f, 1.f))                                     \
-  X(kHardSwish, "hardswish", x* act_clamp(x + 3.f, 0.f, 6.f) / 6.f)                                       \
-  X(kSilu, "silu", x* act_sigmoid(x))                                                                     \
-  X(kGelu, "gelu", 0.5f * x * (1.f + erff(x * 0.70710678118654752f)))                                     \
-  X(kGeluTanh, "gelu_tanh", 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)))) \
-  X(kElu, "elu", x > 0.f ? x : expm1f(x))                                                                 \
-  X(kSoftplus, "softplus", act_softplus(x))                                                               \
-  X(kMish, "mish", x* tanhf(act_softplus(x)))
+// clang-format off
+#define IOS_ACTIVATIONS(X)                                                                        \
+  X(kNone,        "identity",    x)                                                               \
+  X(kRelu,        "relu",        x > 0.f ? x : 0.f)                                               \
+  X(kSigmoid,     "sigmoid",     act_sigmoid(x))                                                  \
+  X(kTanh,        "tanh",        tanhf(x))                                                        \
+  X(kRelu6,       "relu6",       act_clamp(x, 0.f, 6.f))                                          \
+  X(kHardSigmoid, "hardsigmoid", act_clamp(x / 6.f + 0.5f, 0.f, 1.f))                             \
+  X(kHardSwish,   "hardswish",   x * act_clamp(x + 3.f, 0.f, 6.f) / 6.f)                          \
+  X(kSilu,        "silu",        x * act_sigmoid(x))                                              \
+  X(kGelu,        "gelu",        0.5f * x * (1.f + erff(x * 0.70710678118654752f)))               \
+  X(kGeluTanh,    "gelu_tanh",   0.5f * x * (1.f + tanhf(0.79788456080286536f *                   \
+                                                         (x + 0.044715f * x * x * x))))           \
+  X(kElu,         "elu",         x > 0.f ? x : expm1f(x))                                         \
+  X(kSoftplus,    "softplus",    act_softplus(x))                                                 \
+  X(kMish,        "mish",        x * tanhf(act_softplus(x)))
+// clang-format on
 
 #define IOS_ACT_ENUMERATOR(e, name, value) e,
 enum class Act : uint8_t { IOS_ACTIVATIONS(IOS_ACT_ENUMERATOR) };
