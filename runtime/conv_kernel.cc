@@ -330,6 +330,7 @@ std::optional<fe::PointwiseMode_t> act_mode(ir::Act a) {
     case ir::Act::kHardSigmoid:
     case ir::Act::kHardSwish:
     case ir::Act::kMish:
+    case ir::Act::kSoftsign:
       break;
   }
   return std::nullopt;

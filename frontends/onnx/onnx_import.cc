@@ -66,6 +66,7 @@ class Importer {
   Status elu(const onnx::NodeProto& n);
   Status softplus(const onnx::NodeProto& n) { return activation(n, ir::Act::kSoftplus); }
   Status mish(const onnx::NodeProto& n) { return activation(n, ir::Act::kMish); }
+  Status softsign(const onnx::NodeProto& n) { return activation(n, ir::Act::kSoftsign); }
   Status max_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kMax); }
   Status avg_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kAvg); }
   Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
@@ -139,6 +140,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Elu", &Importer::elu},
       {"Softplus", &Importer::softplus},
       {"Mish", &Importer::mish},
+      {"Softsign", &Importer::softsign},
       {"MaxPool", &Importer::max_pool},
       {"AveragePool", &Importer::avg_pool},
       {"GlobalMaxPool", &Importer::global_max_pool},
