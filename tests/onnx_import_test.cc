@@ -144,6 +144,7 @@ TEST(OnnxActivation, TableActivationsImportByTheirOnnxOps) {
       {"Elu", ir::Act::kElu, {}},
       {"Softplus", ir::Act::kSoftplus, {}},
       {"Mish", ir::Act::kMish, {}},
+      {"Softsign", ir::Act::kSoftsign, {}},
       {"Gelu", ir::Act::kGelu, {}},
       {"Gelu", ir::Act::kGeluTanh, [](onnx::NodeProto& n) { set_string(n, "approximate", "tanh"); }},
   };

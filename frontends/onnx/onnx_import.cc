@@ -539,10 +539,11 @@ Status Importer::swish(const onnx::NodeProto& n) {
 }
 
 Status Importer::gelu(const onnx::NodeProto& n) {
-  ASSIGN_OR_RETURN(std::string approximate, Attributes(n).get_string("approximate", "none"));
-  if (approximate == "none") return activation(n, ir::Act::kGelu);
-  if (approximate == "tanh") return activation(n, ir::Act::kGeluTanh);
-  return bad("attribute 'approximate' must be none or tanh, got '" + to_valid_utf8(approximate) + "'");
+  const Expected<std::string> approximate = Attributes(n).get_string("approximate", "none");
+  if (!approximate) return approximate.status();
+  if (*approximate == "none") return activation(n, ir::Act::kGelu);
+  if (*approximate == "tanh") return activation(n, ir::Act::kGeluTanh);
+  return bad("attribute 'approximate' must be none or tanh, got '" + to_valid_utf8(*approximate) + "'");
 }
 
 Status Importer::elu(const onnx::NodeProto& n) {
