@@ -38,6 +38,15 @@ MODELS = {  # name: (input size, constructor arguments)
     "resnet50": (224, {}),
     "mobilenet_v2": (224, {}),
     "densenet121": (224, {}),
+    "efficientnet_b0": (224, {}),
+    "efficientnet_v2_s": (224, {}),
+    "mobilenet_v3_large": (224, {}),
+    "mobilenet_v3_small": (224, {}),
+    "regnet_y_400mf": (224, {}),
+    "regnet_y_1_6gf": (224, {}),
+    "mnasnet1_0": (224, {}),
+    "shufflenet_v2_x1_0": (224, {}),
+    "convnext_tiny": (224, {}),
 }
 POLICIES = ["sequential", "greedy", "dp_merge", "dp_parallel", "dp_parallel_merge", "opara"]
 

@@ -415,12 +415,13 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
   };
   RETURN_IF_ERROR(std::visit(
       Overloaded{[&](const InputAttrs&) { return fail("only the first node may be the graph input"); },
-                 [&](const ElementAttrs&) -> Status {
+                 [&](const ElementAttrs& e) -> Status {
                    if (n.inputs.size() < 2) return fail("element-wise op needs at least two terms");
                    for (const Shape& s : term_shapes)
-                     if (!(s == term_shapes[0]))
+                     if (!(s == term_shapes[0]) && !(e.op == ElementOp::kMul && broadcasts(s, term_shapes[0])))
                        return fail("element-wise terms have different shapes " + term_shapes[0].to_string() + " and " +
-                                   s.to_string());
+                                   s.to_string() +
+                                   (e.op == ElementOp::kMul ? " (a factor may be C x 1 x 1 of the first term's C)" : ""));
                    n.input_shape = n.output_shape = term_shapes[0];
                    return Status::ok();
                  },

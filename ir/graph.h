@@ -31,6 +31,12 @@ struct Shape {
 enum class PoolKind : uint8_t { kMax, kAvg, kGlobalMax, kGlobalAvg };
 enum class ElementOp : uint8_t { kAdd, kMul };
 
+// A term of shape `factor` multiplies one of shape `full` per channel: C x 1 x 1 against C x H x W (a
+// squeeze-excite gate). Element-wise products allow such factors after their first term.
+inline bool broadcasts(const Shape& factor, const Shape& full) {
+  return factor.c == full.c && factor.h == 1 && factor.w == 1 && !(factor == full);
+}
+
 const char* act_name(Act act);  // the table's name (ir/activation.h): identity, relu, sigmoid, ...
 const char* pool_kind_name(PoolKind kind);
 std::optional<Act> parse_act(const std::string& s);

@@ -161,8 +161,11 @@ Expected<std::vector<Tensor>> run_all(const ir::Graph& g, const ir::Weights& w, 
       out = gather_term(g, n.inputs[0], outputs, batch);
       for (size_t t = 1; t < n.inputs.size(); ++t) {
         Tensor other = gather_term(g, n.inputs[t], outputs, batch);
+        // A C x 1 x 1 factor (ir::broadcasts) is read once per channel: element i of an NCHW tensor is
+        // channel (n, c) = i / (H * W).
+        const size_t step = other.data.size() == out.data.size() ? 1 : size_t(out.shape.h) * size_t(out.shape.w);
         for (size_t i = 0; i < out.data.size(); ++i)
-          out.data[i] = mul ? out.data[i] * other.data[i] : out.data[i] + other.data[i];
+          out.data[i] = mul ? out.data[i] * other.data[i / step] : out.data[i] + other.data[i];
       }
     } else {
       Tensor in = gather_inputs(g, n, outputs, batch);

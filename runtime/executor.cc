@@ -255,8 +255,14 @@ struct Executor::Impl {
       if (t == 0 || e.op == ir::ElementOp::kAdd) {
         RETURN_IF_ERROR(gather_terms(term, out, n.output_shape, s, t > 0));
       } else {
-        RETURN_IF_ERROR(gather_terms(term, u.scratch, n.output_shape, s, false));
-        launch_multiply(cfg.dtype, dev(out), dev(u.scratch), extent(n.output_shape.c, n.output_shape), s);
+        // A C x 1 x 1 factor (ir::broadcasts) is gathered as such and read with a zero pixel stride.
+        const ir::Shape factor = g->node(n.inputs[t][0].node).output_shape;
+        const bool broadcast = ir::broadcasts(ir::Shape{n.output_shape.c, factor.h, factor.w}, n.output_shape);
+        const ir::Shape gathered = broadcast ? ir::Shape{n.output_shape.c, 1, 1} : n.output_shape;
+        RETURN_IF_ERROR(gather_terms(term, u.scratch, gathered, s, false));
+        DevTensor src = dev(u.scratch);
+        if (broadcast) src.p_stride = 0;
+        launch_multiply(cfg.dtype, dev(out), src, extent(n.output_shape.c, n.output_shape), s);
       }
     }
     CHECK_CUDA(cudaGetLastError());

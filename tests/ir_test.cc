@@ -61,6 +61,26 @@ TEST(Validation, RejectsSumOfMismatchedShapes) {
   EXPECT_NE(g.status().message().find("node '2'"), std::string::npos) << g.status().message();
 }
 
+TEST(Validation, AProductMayTakeAChannelGateButASumMayNot) {
+  auto gated = single_op({6, 4, 4}, [](GraphBuilder& b, Value v) {
+    return b.element({v, b.pool(v, GlobalAvgPool())}, ElementOp::kMul);
+  });
+  ASSERT_TRUE(gated) << gated.status().to_string();
+  EXPECT_EQ(gated->output_shape(), (Shape{6, 4, 4}));
+  auto summed = single_op({6, 4, 4}, [](GraphBuilder& b, Value v) {
+    return b.element({v, b.pool(v, GlobalAvgPool())}, ElementOp::kAdd);
+  });
+  EXPECT_FALSE(summed);
+  auto first = single_op({6, 4, 4}, [](GraphBuilder& b, Value v) {  // the full tensor must come first
+    return b.element({b.pool(v, GlobalAvgPool()), v}, ElementOp::kMul);
+  });
+  EXPECT_FALSE(first);
+  auto other_channels = single_op({6, 4, 4}, [](GraphBuilder& b, Value v) {
+    return b.element({v, b.pool(v.slice(0, 3), GlobalAvgPool())}, ElementOp::kMul);
+  });
+  EXPECT_FALSE(other_channels);
+}
+
 TEST(Validation, RejectsChannelSliceOutOfRange) {
   auto g = single_op({6, 4, 4}, [](GraphBuilder& b, Value v) { return b.identity(v.slice(4, 9)); });
   ASSERT_FALSE(g);

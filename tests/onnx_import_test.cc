@@ -344,6 +344,51 @@ TEST(OnnxGraph, ElementwiseProductOfTwoActivations) {
   expect_near(out, {-1.f / (1.f + std::exp(1.f)), 0.f, 2.f / (1.f + std::exp(-2.f))});
 }
 
+// Squeeze-excite as torchvision writes it: global pool, 1x1 convolutions, a sigmoid gate multiplying the
+// input per channel; and mnasnet's mean over H, W before its classifier.
+TEST(OnnxGraph, ASqueezeExciteGateMultipliesItsInputPerChannel) {
+  Model m;
+  m.input("x", {1, 2, 2, 2}).output("y").init("w1", {1, 2, 1, 1}, {1.f, 1.f}).init("w2", {2, 1, 1, 1}, {1.f, -1.f});
+  m.node("GlobalAveragePool", {"x"}, {"p"});
+  m.node("Conv", {"p", "w1"}, {"s"});
+  m.node("Relu", {"s"}, {"r"});
+  m.node("Conv", {"r", "w2"}, {"e"});
+  m.node("Sigmoid", {"e"}, {"g"});
+  m.node("Mul", {"g", "x"}, {"y"});  // the gate first, as some exporters write it
+  const ImportedModel model = imported(m);
+  const std::vector<float> x = {1.f, 2.f, 3.f, 4.f, -1.f, 0.f, 1.f, 2.f};
+  // means 2.5 and 0.5; s = relu(3) = 3; gates sigmoid(3) and sigmoid(-3)
+  const float g0 = 1.f / (1.f + std::exp(-3.f)), g1 = 1.f / (1.f + std::exp(3.f));
+  std::vector<float> want;
+  for (size_t i = 0; i < x.size(); ++i) want.push_back(x[i] * (i < 4 ? g0 : g1));
+  expect_near(run(model, x), want);
+}
+
+TEST(OnnxGraph, ReduceMeanAndMaxOverHeightAndWidthAreGlobalPools) {
+  for (int keepdims : {0, 1}) {
+    Model m(17);
+    m.input("x", {1, 2, 1, 2}).output("y").init("b", {2, 1}, {1.f, 10.f});
+    auto& r = m.node("ReduceMean", {"x"}, {"r"});
+    set_ints(r, "axes", {-1, 2});
+    set_int(r, "keepdims", keepdims);
+    if (keepdims) {
+      m.node("Flatten", {"r"}, {"f"});
+      m.node("MatMul", {"f", "b"}, {"y"});
+    } else {
+      m.node("MatMul", {"r", "b"}, {"y"});
+    }
+    expect_near(run(imported(m), {1.f, 3.f, 5.f, 7.f}), {2.f + 60.f});
+  }
+  Model max(18);
+  max.input("x", {1, 2, 1, 2}).output("y").init_ints("axes", {2, 3});
+  max.node("ReduceMax", {"x", "axes"}, {"y"});
+  expect_near(run(imported(max), {1.f, 3.f, 5.f, 7.f}), {3.f, 7.f});
+  Model channels(17);
+  channels.input("x", {1, 2, 1, 2}).output("y");
+  set_ints(channels.node("ReduceMean", {"x"}, {"y"}, "mean_c"), "axes", {1});
+  EXPECT_FALSE(channels.import());
+}
+
 TEST(OnnxLinear, FlattenGemmWithTransposeAlphaBetaAndBias) {
   Model m;
   m.input("x", {1, 2, 1, 2}).output("y");

@@ -134,6 +134,14 @@ TEST(ReferenceElement, MulMultipliesTerms) {
   EXPECT_EQ(run_output(b, iota({2, 1, 2})), (std::vector<float>{3, 8}));
 }
 
+TEST(ReferenceElement, AChannelGateMultipliesEveryPixelOfItsChannel) {
+  Built b = build({2, 1, 3}, [](GraphBuilder& g, Value v) {
+    return g.element({v, g.pool(v, GlobalMaxPool())}, ElementOp::kMul);
+  });
+  // channel 0: 1 2 3 (max 3); channel 1: 4 5 6 (max 6)
+  EXPECT_EQ(run_output(b, iota({2, 1, 3})), (std::vector<float>{3, 6, 9, 24, 30, 36}));
+}
+
 TEST(ReferenceActivation, SigmoidAndTanh) {
   Built s = build({1, 1, 1}, [](GraphBuilder& g, Value v) { return g.activation(v, Act::kSigmoid); });
   EXPECT_FLOAT_EQ(run_output(s, tensor({1, 1, 1}, {0.f}))[0], 0.5f);

@@ -185,7 +185,8 @@ ir::Graph op_matrix_graph() {
   Value c3 = b.conv(x, Conv(8).kernel(3).pad(1).grouped(2).act(Act::kNone).bias(false));
   Value c4 = b.conv(x, Conv(8).kernel(3).pad(1).act(Act::kRelu6));
   Value m = b.element({c1, c2}, ElementOp::kMul);
-  Value a = b.element({add({c1, c2, c3, c4}), m}, ElementOp::kAdd);
+  Value gated = b.element({c2, b.pool(c1, GlobalAvgPool())}, ElementOp::kMul);  // a C x 1 x 1 gate
+  Value a = b.element({add({c1, c2, c3, c4, gated}), m}, ElementOp::kAdd);
   Value p = b.pool(cat({a.slice(0, 4), x}), MaxPool(3).stride(2).pad(1).ceil());
   Value q = b.pool(a, AvgPool(3).stride(2).pad(1).include_pad(false));
   Value r = b.activation(cat({p, q}), Act::kTanh);

@@ -72,6 +72,7 @@ class Importer {
   Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
   Status global_avg_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalAvg); }
   Status concat(const onnx::NodeProto& n);
+  Status reduce(const onnx::NodeProto& n);
   Status add(const onnx::NodeProto& n);
   Status mul(const onnx::NodeProto& n);
   Status flatten(const onnx::NodeProto& n);
@@ -146,6 +147,8 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"GlobalMaxPool", &Importer::global_max_pool},
       {"GlobalAveragePool", &Importer::global_avg_pool},
       {"Concat", &Importer::concat},
+      {"ReduceMean", &Importer::reduce},
+      {"ReduceMax", &Importer::reduce},
       {"Add", &Importer::add},
       {"Sum", &Importer::add},
       {"Mul", &Importer::mul},
@@ -585,6 +588,32 @@ Status Importer::global_pool(const onnx::NodeProto& n, ir::PoolKind kind) {
   return Status::ok();
 }
 
+// ReduceMean / ReduceMax over H and W: a global pool; without keepdims the result is (batch, C), as a
+// Flatten after it would give. Axes come from the attribute (opset < 18) or the second input (18+).
+Status Importer::reduce(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  const Attributes at(n);
+  std::vector<int64_t> axes;
+  if (has_input(n, 1)) {
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1));
+    axes = c->ints;
+  } else {
+    ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
+  }
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  RETURN_ERROR_IF(axes != std::vector<int64_t>({2, 3}), ErrorCode::kInvalidArgument,
+                  "only a reduction over the spatial axes (2, 3) is supported");
+  ASSIGN_OR_RETURN(int64_t keepdims, at.get_int("keepdims", 1));
+  ir::PoolAttrs attrs;
+  attrs.kind = n.op_type() == "ReduceMean" ? ir::PoolKind::kGlobalAvg : ir::PoolKind::kGlobalMax;
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
+  define(n.output(0), Activation{{{v}}, keepdims == 0});
+  return Status::ok();
+}
+
 Status Importer::concat(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(int64_t axis, Attributes(n).get_int("axis", 1));
   Activation out;
@@ -654,11 +683,14 @@ Status Importer::mul(const onnx::NodeProto& n) {
   }
   ASSIGN_OR_RETURN(const Activation* a, act_input(n, 0));
   ASSIGN_OR_RETURN(const Activation* b, act_input(n, 1));
-  RETURN_ERROR_IF(!(shape_of(a->terms) == shape_of(b->terms)), ErrorCode::kInvalidArgument,
-                  "multiplies tensors of shapes " + shape_of(a->terms).to_string() + " and " +
-                      shape_of(b->terms).to_string() + "; broadcasting between activations is not supported");
   RETURN_ERROR_IF(a->flat != b->flat, ErrorCode::kInvalidArgument,
                   "multiplies a flattened (batch, features) tensor and a 4-D one");
+  // A C x 1 x 1 gate (squeeze-excite) multiplies the full tensor per channel; the IR takes it second.
+  if (!a->flat && ir::broadcasts(shape_of(a->terms), shape_of(b->terms))) std::swap(a, b);
+  const ir::Shape sa = shape_of(a->terms), sb = shape_of(b->terms);
+  RETURN_ERROR_IF(!(sa == sb) && (a->flat || !ir::broadcasts(sb, sa)), ErrorCode::kInvalidArgument,
+                  "multiplies tensors of shapes " + sa.to_string() + " and " + sb.to_string() +
+                      "; between activations only equal shapes and a C x 1 x 1 factor are supported");
   ASSIGN_OR_RETURN(ir::Term ta, one_term(*a, n.name() + "/in0"));
   ASSIGN_OR_RETURN(ir::Term tb, one_term(*b, n.name() + "/in1"));
   consume(*a);
