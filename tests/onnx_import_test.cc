@@ -389,6 +389,52 @@ TEST(OnnxGraph, ReduceMeanAndMaxOverHeightAndWidthAreGlobalPools) {
   EXPECT_FALSE(channels.import());
 }
 
+// torch.chunk / split and channel slicing (CSP and ghost blocks): views of the IR's channel slices.
+TEST(OnnxGraph, SplitAndSliceAlongChannelsAreViews) {
+  for (int opset : {11, 13}) {
+    Model m(opset);
+    m.input("x", {1, 4, 1, 2}).output("y").init("w", {1, 1, 1, 1}, {10.f});
+    auto& sp = m.node("Split", {"x"}, {"a", "b", "c"}, "split");
+    set_int(sp, "axis", 1);
+    if (opset < 13) {
+      set_ints(sp, "split", {1, 1, 2});
+    } else {
+      m.init_ints("sizes", {1, 1, 2});
+      sp.add_input("sizes");
+    }
+    m.node("Conv", {"b", "w"}, {"cb"});  // channel 1 times 10
+    set_int(m.node("Concat", {"c", "cb", "a"}, {"y"}, "cat"), "axis", 1);
+    // x = [1 2 | 3 4 | 5 6 | 7 8] -> c = [5 6 7 8], cb = [30 40], a = [1 2]
+    expect_near(run(imported(m), iota(8)), {5.f, 6.f, 7.f, 8.f, 30.f, 40.f, 1.f, 2.f});
+  }
+  Model halves(18);  // num_outputs: equal parts
+  halves.input("x", {1, 4, 1, 2}).output("y");
+  auto& sp = halves.node("Split", {"x"}, {"a", "b"}, "chunk");
+  set_int(sp, "axis", 1);
+  set_int(sp, "num_outputs", 2);
+  set_int(halves.node("Concat", {"b", "a"}, {"y"}, "swap"), "axis", 1);
+  expect_near(run(imported(halves), iota(8)), {5.f, 6.f, 7.f, 8.f, 1.f, 2.f, 3.f, 4.f});
+  Model sl(13);
+  sl.input("x", {1, 4, 1, 2}).output("y").init_ints("s", {-3}).init_ints("e", {3}).init_ints("ax", {1});
+  sl.node("Slice", {"x", "s", "e", "ax"}, {"t"});
+  sl.node("Relu", {"t"}, {"y"});
+  expect_near(run(imported(sl), iota(8, -4.f)), {0.f, 0.f, 0.f, 1.f});  // channels 1, 2 of [-4 -3 | -2 -1 | 0 1 | 2 3]
+  Model spatial(13);
+  spatial.input("x", {1, 4, 1, 2}).output("y").init_ints("s", {1}).init_ints("e", {2}).init_ints("ax", {3});
+  spatial.node("Slice", {"x", "s", "e", "ax"}, {"y"}, "w_slice");
+  auto r = spatial.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("slicing axis 3 is not supported"), std::string::npos) << r.status().message();
+  Model sizes(13);
+  sizes.input("x", {1, 4, 1, 2}).output("y").init_ints("sizes", {1, 2});
+  auto& bad = sizes.node("Split", {"x", "sizes"}, {"y", "z"}, "split");
+  set_int(bad, "axis", 1);
+  auto rs = sizes.import();
+  ASSERT_FALSE(rs);
+  EXPECT_NE(rs.status().message().find("split sizes add up to 3, the input has 4 channels"), std::string::npos)
+      << rs.status().message();
+}
+
 TEST(OnnxLinear, FlattenGemmWithTransposeAlphaBetaAndBias) {
   Model m;
   m.input("x", {1, 2, 1, 2}).output("y");

@@ -73,6 +73,8 @@ class Importer {
   Status global_avg_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalAvg); }
   Status concat(const onnx::NodeProto& n);
   Status reduce(const onnx::NodeProto& n);
+  Status slice(const onnx::NodeProto& n);
+  Status split(const onnx::NodeProto& n);
   Status add(const onnx::NodeProto& n);
   Status mul(const onnx::NodeProto& n);
   Status flatten(const onnx::NodeProto& n);
@@ -148,6 +150,8 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"GlobalAveragePool", &Importer::global_avg_pool},
       {"Concat", &Importer::concat},
       {"ReduceMean", &Importer::reduce},
+      {"Slice", &Importer::slice},
+      {"Split", &Importer::split},
       {"ReduceMax", &Importer::reduce},
       {"Add", &Importer::add},
       {"Sum", &Importer::add},
@@ -585,6 +589,120 @@ Status Importer::global_pool(const onnx::NodeProto& n, ir::PoolKind kind) {
   consume(*x);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
   define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// Channels [lo, hi) of an activation: the IR's values are channel slices already, so a slice is a view
+// (each summed value narrowed, terms outside the range left out) and costs no copy.
+Activation channel_slice(const Activation& a, int lo, int hi) {
+  Activation out;
+  int offset = 0;
+  for (const ir::Term& term : a.terms) {
+    const int c = term[0].channels(), b = std::max(lo, offset), e = std::min(hi, offset + c);
+    if (b < e) {
+      ir::Term t;
+      for (const ir::Value& v : term) t.push_back(v.slice(b - offset, e - offset));
+      out.terms.push_back(std::move(t));
+    }
+    offset += c;
+  }
+  return out;
+}
+
+// ONNX's clamping of a slice bound on an axis of `dim` elements (step 1).
+int64_t clamp_bound(int64_t v, int64_t dim) {
+  if (v < 0) v += dim;
+  return std::clamp<int64_t>(v, 0, dim);
+}
+
+// Slice of channels (axis 1), step 1, as a view; the other axes only whole.
+Status Importer::slice(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "slices a flattened tensor; only channel slices are supported");
+  const ir::Shape shape = shape_of(x->terms);
+  const std::array<int64_t, 4> dims{int64_t(limits::kMaxBatch), shape.c, shape.h, shape.w};
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (opset_ >= 10) {
+    for (auto [i, out] : {std::pair{1, &starts}, {2, &ends}, {3, &axes}, {4, &steps}}) {
+      if (!has_input(n, i)) continue;
+      ASSIGN_OR_RETURN(const Constant* c, const_input(n, i));
+      RETURN_ERROR_IF(c->ints.size() != size_t(c->numel()), ErrorCode::kInvalidArgument,
+                      "input " + std::to_string(i) + " must hold integers");
+      *out = c->ints;
+    }
+  } else {
+    const Attributes at(n);
+    ASSIGN_OR_RETURN(starts, at.get_ints("starts", {}));
+    ASSIGN_OR_RETURN(ends, at.get_ints("ends", {}));
+    ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  RETURN_ERROR_IF(starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size(),
+                  ErrorCode::kInvalidArgument, "starts, ends, axes and steps must have one value per sliced axis");
+  int64_t lo = 0, hi = shape.c;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + 4 : axes[i];
+    RETURN_ERROR_IF(axis < 0 || axis > 3, ErrorCode::kInvalidArgument,
+                    "axis " + std::to_string(axes[i]) + " of a 4-D tensor");
+    RETURN_ERROR_IF(steps[i] != 1, ErrorCode::kInvalidArgument, "only step 1 is supported");
+    const int64_t b = clamp_bound(starts[i], dims[size_t(axis)]), e = clamp_bound(ends[i], dims[size_t(axis)]);
+    if (axis == 1) {
+      lo = b, hi = e;
+      continue;
+    }
+    RETURN_ERROR_IF(b != 0 || e != dims[size_t(axis)], ErrorCode::kInvalidArgument,
+                    "slicing axis " + std::to_string(axis) + " is not supported; only channels (axis 1)");
+  }
+  RETURN_ERROR_IF(lo >= hi, ErrorCode::kInvalidArgument,
+                  "the channel slice [" + std::to_string(lo) + ", " + std::to_string(hi) + ") is empty");
+  consume(*x);
+  define(n.output(0), channel_slice(*x, int(lo), int(hi)));
+  ++counts_["Slice of channels read as a view"];
+  return Status::ok();
+}
+
+// Split along channels into views; sizes from the 'split' input (opset 13+) or attribute, else equal
+// parts (num_outputs, opset 18, or the number of outputs).
+Status Importer::split(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "splits a flattened tensor; only channel splits are supported");
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t axis, at.get_int("axis", 0));
+  RETURN_ERROR_IF(axis != 1 && axis != -3, ErrorCode::kInvalidArgument,
+                  "axis " + std::to_string(axis) + ": only splits along channels (axis 1) are supported");
+  const int channels = shape_of(x->terms).c;
+  std::vector<int64_t> sizes;
+  if (opset_ >= 13 && has_input(n, 1)) {
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1));
+    sizes = c->ints;
+  } else if (opset_ < 13) {
+    ASSIGN_OR_RETURN(sizes, at.get_ints("split", {}));
+  }
+  const int64_t parts = n.output_size();
+  if (sizes.empty()) {  // equal parts, the last one smaller where they do not divide (opset 18)
+    const int64_t each = (channels + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min<int64_t>(each, channels - k * each));
+  }
+  RETURN_ERROR_IF(int64_t(sizes.size()) != parts, ErrorCode::kInvalidArgument,
+                  std::to_string(sizes.size()) + " split sizes for " + std::to_string(parts) + " outputs");
+  int64_t total = 0;
+  for (int64_t v : sizes) {
+    RETURN_ERROR_IF(v <= 0 || v > channels, ErrorCode::kInvalidArgument,
+                    "split size " + std::to_string(v) + " is not in [1, " + std::to_string(channels) + "]");
+    total += v;
+  }
+  RETURN_ERROR_IF(
+      total != channels, ErrorCode::kInvalidArgument,
+      "split sizes add up to " + std::to_string(total) + ", the input has " + std::to_string(channels) + " channels");
+  consume(*x);
+  int64_t offset = 0;
+  for (int k = 0; k < n.output_size(); ++k) {
+    if (!n.output(k).empty()) define(n.output(k), channel_slice(*x, int(offset), int(offset + sizes[size_t(k)])));
+    offset += sizes[size_t(k)];
+  }
+  ++counts_["Split along channels read as views"];
   return Status::ok();
 }
 
