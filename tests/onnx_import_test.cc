@@ -435,6 +435,55 @@ TEST(OnnxGraph, SplitAndSliceAlongChannelsAreViews) {
       << rs.status().message();
 }
 
+// x.view(x.size(0), -1) as exporters write it with a dynamic batch: Shape, Gather, Unsqueeze, Concat into a
+// Reshape target, all evaluated at import; a Cast to float of an activation is dropped.
+TEST(OnnxGraph, ShapeArithmeticIsEvaluatedAtImport) {
+  for (int opset : {11, 13}) {
+    Model m(opset);
+    m.input("x", {1, 2, 2, 2}).output("y").init("b", {2, 3}, iota(6)).init_ints("minus_one", {-1});
+    m.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(
+        "N");
+    m.node("GlobalAveragePool", {"x"}, {"p"});
+    m.node("Cast", {"p"}, {"pc"});
+    set_int(m.graph()->mutable_node(1)[0], "to", onnx::TensorProto::FLOAT);
+    m.node("Shape", {"pc"}, {"s"});
+    m.init_ints("zero", {0});
+    m.graph()->mutable_initializer(m.graph()->initializer_size() - 1)->clear_dims();  // a scalar index
+    m.node("Gather", {"s", "zero"}, {"n"});
+    auto& u = m.node("Unsqueeze", {"n"}, {"n1"});
+    if (opset < 13) {
+      set_ints(u, "axes", {0});
+    } else {
+      m.init_ints("axis0", {0});
+      u.add_input("axis0");
+    }
+    auto& c = m.node("Concat", {"n1", "minus_one"}, {"target"});
+    set_int(c, "axis", 0);
+    m.node("Reshape", {"pc", "target"}, {"f"});
+    m.node("MatMul", {"f", "b"}, {"y"});
+    const ImportedModel r = imported(m);
+    EXPECT_EQ(r.graph.op_count(), 2) << "the pool and the linear op; the shape arithmetic is gone";
+    // means 2.5 and 6.5: y = [2.5 * 1 + 6.5 * 4, 2.5 * 2 + 6.5 * 5, 2.5 * 3 + 6.5 * 6]
+    expect_near(run(r, iota(8)), {28.5f, 37.5f, 46.5f});
+  }
+  Model sub(13);
+  sub.input("x", {1, 1, 1, 2}).output("y");
+  sub.node("Relu", {"x"}, {"r"});
+  sub.node("Sub", {"x", "r"}, {"y"}, "diff");
+  auto r = sub.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("Sub is supported with an activation first and a per-channel"), std::string::npos)
+      << r.status().message();
+  Model norm(13);  // (x - mean) / std per channel
+  norm.input("x", {1, 2, 1, 2})
+      .output("y")
+      .init("mean", {1, 2, 1, 1}, {1.f, 2.f})
+      .init("std", {1, 2, 1, 1}, {2.f, 4.f});
+  norm.node("Sub", {"x", "mean"}, {"c"});
+  norm.node("Div", {"c", "std"}, {"y"});
+  expect_near(run(imported(norm), {1.f, 3.f, 2.f, 10.f}), {0.f, 1.f, 0.f, 2.f});
+}
+
 TEST(OnnxLinear, FlattenGemmWithTransposeAlphaBetaAndBias) {
   Model m;
   m.input("x", {1, 2, 1, 2}).output("y");

@@ -14,6 +14,7 @@
 #include "common/limits.h"
 #include "common/tensor_file.h"
 #include "common/utf8.h"
+#include "frontends/onnx/onnx_fold.h"
 #include "frontends/onnx/onnx_patterns.h"
 #include "frontends/onnx/onnx_tensors.h"
 #include "ir/auto_blocks.h"
@@ -74,6 +75,10 @@ class Importer {
   Status concat(const onnx::NodeProto& n);
   Status reduce(const onnx::NodeProto& n);
   Status slice(const onnx::NodeProto& n);
+  Status cast(const onnx::NodeProto& n);
+  Status constant_only(const onnx::NodeProto& n);
+  Status sub_div(const onnx::NodeProto& n);
+  Expected<bool> try_fold(const onnx::NodeProto& n);
   Status split(const onnx::NodeProto& n);
   Status add(const onnx::NodeProto& n);
   Status mul(const onnx::NodeProto& n);
@@ -126,6 +131,7 @@ class Importer {
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int> next_suffix_;  // per base name: the next "_k" to try (from 2)
   std::map<std::string, int> counts_;                 // what was folded / dropped, for the notes
+  int64_t batch_ = 1;                                 // the input's declared batch where fixed: what Shape reports
 };
 
 const std::map<std::string, Importer::Handler>& Importer::handlers() {
@@ -151,6 +157,15 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Concat", &Importer::concat},
       {"ReduceMean", &Importer::reduce},
       {"Slice", &Importer::slice},
+      {"Cast", &Importer::cast},
+      {"Shape", &Importer::constant_only},
+      {"Gather", &Importer::constant_only},
+      {"Unsqueeze", &Importer::constant_only},
+      {"Squeeze", &Importer::constant_only},
+      {"Range", &Importer::constant_only},
+      {"ConstantOfShape", &Importer::constant_only},
+      {"Sub", &Importer::sub_div},
+      {"Div", &Importer::sub_div},
       {"Split", &Importer::split},
       {"ReduceMax", &Importer::reduce},
       {"Add", &Importer::add},
@@ -706,6 +721,91 @@ Status Importer::split(const onnx::NodeProto& n) {
   return Status::ok();
 }
 
+// Shape arithmetic (onnx_fold.h): Shape of an activation from its static shape, and any foldable node whose
+// inputs are all constants, evaluated into a constant.
+Expected<bool> Importer::try_fold(const onnx::NodeProto& n) {
+  if (n.op_type() == "Shape" && has_input(n, 0) && acts_.count(n.input(0))) {
+    const Activation& x = acts_.at(n.input(0));
+    const ir::Shape s = shape_of(x.terms);
+    std::vector<int64_t> dims =
+        x.flat ? std::vector<int64_t>{batch_, s.numel()} : std::vector<int64_t>{batch_, s.c, s.h, s.w};
+    const Attributes at(n);
+    ASSIGN_OR_RETURN(int64_t start, at.get_int("start", 0));
+    ASSIGN_OR_RETURN(int64_t end, at.get_int("end", int64_t(dims.size())));
+    const auto rank = int64_t(dims.size());
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    dims = std::vector<int64_t>(dims.begin() + start, dims.begin() + std::max(start, end));
+    Constant c;
+    c.dims = {int64_t(dims.size())};
+    c.ints = dims;
+    for (int64_t d : dims) c.floats.push_back(float(d));
+    consume(x);
+    consts_[n.output(0)] = std::move(c);
+    ++counts_["nodes of shape arithmetic evaluated at import"];
+    return true;
+  }
+  if (!is_foldable_op(n.op_type())) return false;
+  std::vector<const Constant*> inputs;
+  bool all_constant = n.input_size() > 0;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    auto it = consts_.find(n.input(i));
+    all_constant = all_constant && it != consts_.end();
+    inputs.push_back(it == consts_.end() ? nullptr : &it->second);
+  }
+  if (!all_constant) return false;
+  RETURN_IF_ERROR(only_first_output_used(n));
+  ASSIGN_OR_RETURN(Constant c, fold_node(n, inputs, opset_));
+  consts_[n.output(0)] = std::move(c);
+  ++counts_["nodes of shape arithmetic evaluated at import"];
+  return true;
+}
+
+Status Importer::constant_only(const onnx::NodeProto& n) {
+  for (int i = 0; i < n.input_size(); ++i)
+    RETURN_ERROR_IF(has_input(n, i) && !consts_.count(n.input(i)), ErrorCode::kInvalidArgument,
+                    "input " + std::to_string(i) + " ('" + n.input(i) + "') is computed; " + n.op_type() +
+                        " is supported only on constants (shape arithmetic, evaluated at import)");
+  return bad("has no inputs");
+}
+
+// An activation minus or divided by a per-channel constant (input normalization, (x - mean) / std): a
+// per-channel shift or scale. Shape arithmetic on constants folds before this.
+Status Importer::sub_div(const onnx::NodeProto& n) {
+  RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument, "needs two inputs");
+  RETURN_ERROR_IF(!consts_.count(n.input(1)), ErrorCode::kInvalidArgument,
+                  n.op_type() + " is supported with an activation first and a per-channel or scalar constant second");
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1));
+  ASSIGN_OR_RETURN(std::vector<float> v, per_channel(*c, *x, channels_of(*x)));
+  if (n.op_type() == "Sub") {
+    for (float& f : v) f = -f;
+    return channel_affine(n, *x, nullptr, &v);
+  }
+  for (float& f : v) {
+    RETURN_ERROR_IF(f == 0.f, ErrorCode::kInvalidArgument, "divides by zero");
+    f = 1.f / f;
+  }
+  return channel_affine(n, *x, &v, nullptr);
+}
+
+// Cast of an activation to float is the activation itself (the IR computes in float); other casts of
+// activations are not supported (casts of constants fold).
+Status Importer::cast(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(int64_t to, Attributes(n).get_int("to", 0));
+  RETURN_ERROR_IF(to != onnx::TensorProto::FLOAT, ErrorCode::kInvalidArgument,
+                  "casts an activation to type " + std::to_string(to) + "; only a cast to float is supported");
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  consume(*x);
+  define(n.output(0), *x);
+  ++counts_["Cast to float dropped"];
+  return Status::ok();
+}
+
 // ReduceMean / ReduceMax over H and W: a global pool; without keepdims the result is (batch, C), as a
 // Flatten after it would give. Axes come from the attribute (opset < 18) or the second input (18+).
 Status Importer::reduce(const onnx::NodeProto& n) {
@@ -985,6 +1085,7 @@ Status Importer::read_input() {
   const auto& dims = in.type().tensor_type().shape().dim();
   RETURN_ERROR_IF(dims.size() != 4, ErrorCode::kInvalidArgument,
                   where + " must be 4-D (N, C, H, W), it has " + std::to_string(dims.size()) + " dimensions");
+  if (dims[0].has_dim_value() && dims[0].dim_value() > 0) batch_ = dims[0].dim_value();
   std::array<int64_t, 3> chw{};
   for (int i = 1; i < 4; ++i) {
     RETURN_ERROR_IF(!dims[i].has_dim_value() || dims[i].dim_value() <= 0 || dims[i].dim_value() > limits::kMaxSpatial,
@@ -1137,6 +1238,9 @@ Expected<ImportedModel> Importer::run(const std::string& name) {
   for (const onnx::NodeProto* n : order) {
     RETURN_ERROR_IF(n->output_size() < 1 || n->output(0).empty(), ErrorCode::kInvalidArgument,
                     node_label(*n, opset_) + " has no output");
+    Expected<bool> folded = try_fold(*n);
+    if (!folded) return folded.status().with_context(node_label(*n, opset_));
+    if (*folded) continue;
     const Status s = (this->*handlers().at(n->op_type()))(*n);
     if (!s) return s.with_context(node_label(*n, opset_));
   }

@@ -1,0 +1,298 @@
+#include "frontends/onnx/onnx_fold.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+
+namespace ios::onnx_import {
+
+namespace {
+
+Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
+
+bool is_integer(const Constant& c) { return c.ints.size() == c.floats.size(); }
+
+Constant make(std::vector<int64_t> dims, std::vector<int64_t> ints) {
+  Constant c;
+  c.dims = std::move(dims);
+  for (int64_t v : ints) c.floats.push_back(float(v));
+  c.ints = std::move(ints);
+  return c;
+}
+
+Constant make_floats(std::vector<int64_t> dims, std::vector<float> floats) {
+  Constant c;
+  c.dims = std::move(dims);
+  c.floats = std::move(floats);
+  return c;
+}
+
+Expected<const Constant*> input(const std::vector<const Constant*>& in, size_t i) {
+  if (i >= in.size() || !in[i]) return bad("input " + std::to_string(i) + " is missing");
+  return in[i];
+}
+
+Expected<std::vector<int64_t>> ints_of(const std::vector<const Constant*>& in, size_t i) {
+  ASSIGN_OR_RETURN(const Constant* c, input(in, i));
+  RETURN_ERROR_IF(!is_integer(*c), ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " must be integers");
+  return c->ints;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+Status check_size(int64_t n) {
+  RETURN_ERROR_IF(n < 0 || n > kMaxFoldedElements, ErrorCode::kInvalidArgument,
+                  "a folded constant of " + std::to_string(n) + " values is over the limit of " +
+                      std::to_string(kMaxFoldedElements));
+  return Status::ok();
+}
+
+// Add / Sub / Mul / Div of two constants of one shape, or one of them a single value.
+Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Constant& b) {
+  RETURN_ERROR_IF(a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1, ErrorCode::kInvalidArgument,
+                  "folds only operands of one shape or a scalar");
+  const Constant& shape = a.numel() >= b.numel() ? a : b;
+  const size_t n = size_t(shape.numel());
+  auto at = [](const auto& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  if (is_integer(a) && is_integer(b)) {
+    std::vector<int64_t> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t x = at(a.ints, i), y = at(b.ints, i);
+      if (op == "Div") RETURN_ERROR_IF(y == 0, ErrorCode::kInvalidArgument, "integer division by zero");
+      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+    }
+    return make(shape.dims, std::move(out));
+  }
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float x = at(a.floats, i), y = at(b.floats, i);
+    out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+  }
+  return make_floats(shape.dims, std::move(out));
+}
+
+Expected<Constant> gather(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
+  ASSIGN_OR_RETURN(std::vector<int64_t> idx, ints_of(in, 1));
+  ASSIGN_OR_RETURN(int64_t axis, Attributes(n).get_int("axis", 0));
+  RETURN_ERROR_IF(data->dims.size() != 1 || normalize_axis(axis, 1) != 0, ErrorCode::kInvalidArgument,
+                  "folds only a gather from a 1-D constant");
+  const int64_t size = data->dims[0];
+  Constant out;
+  out.dims = in[1]->dims;
+  for (int64_t k : idx) {
+    const int64_t i = k < 0 ? k + size : k;
+    RETURN_ERROR_IF(i < 0 || i >= size, ErrorCode::kInvalidArgument, "index " + std::to_string(k) + " out of range");
+    out.floats.push_back(data->floats[size_t(i)]);
+    if (is_integer(*data)) out.ints.push_back(data->ints[size_t(i)]);
+  }
+  return out;
+}
+
+// Unsqueeze / Squeeze change only the dimensions; axes from the input (opset 13+) or the attribute.
+Expected<Constant> reshape_dims(const onnx::NodeProto& n, const std::vector<const Constant*>& in, int opset) {
+  ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
+  std::vector<int64_t> axes;
+  if (opset >= 13 && in.size() > 1 && in[1]) {
+    ASSIGN_OR_RETURN(axes, ints_of(in, 1));
+  } else {
+    ASSIGN_OR_RETURN(axes, Attributes(n).get_ints("axes", {}));
+  }
+  Constant out = *data;
+  if (n.op_type() == "Unsqueeze") {
+    const int64_t rank = int64_t(data->dims.size() + axes.size());
+    for (int64_t& a : axes) a = normalize_axis(a, rank);
+    std::sort(axes.begin(), axes.end());
+    for (int64_t a : axes) {
+      RETURN_ERROR_IF(a < 0 || a > int64_t(out.dims.size()), ErrorCode::kInvalidArgument, "axis out of range");
+      out.dims.insert(out.dims.begin() + a, 1);
+    }
+    return out;
+  }
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < int64_t(data->dims.size()); ++i) {
+    const bool listed = std::any_of(axes.begin(), axes.end(),
+                                    [&](int64_t a) { return normalize_axis(a, int64_t(data->dims.size())) == i; });
+    if ((axes.empty() && data->dims[size_t(i)] == 1) || listed) {
+      RETURN_ERROR_IF(data->dims[size_t(i)] != 1, ErrorCode::kInvalidArgument, "squeezes an axis that is not 1");
+      continue;
+    }
+    dims.push_back(data->dims[size_t(i)]);
+  }
+  out.dims = dims;
+  return out;
+}
+
+Expected<Constant> concat(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(int64_t axis, Attributes(n).get_int("axis", 0));
+  Constant out;
+  bool integer = true;
+  for (size_t i = 0; i < in.size(); ++i) {
+    ASSIGN_OR_RETURN(const Constant* c, input(in, i));
+    RETURN_ERROR_IF(c->dims.size() != 1 || normalize_axis(axis, 1) != 0, ErrorCode::kInvalidArgument,
+                    "folds only a concatenation of 1-D constants");
+    integer = integer && is_integer(*c);
+    out.floats.insert(out.floats.end(), c->floats.begin(), c->floats.end());
+    out.ints.insert(out.ints.end(), c->ints.begin(), c->ints.end());
+  }
+  if (!integer) out.ints.clear();
+  out.dims = {int64_t(out.floats.size())};
+  return out;
+}
+
+Expected<Constant> slice(const onnx::NodeProto& n, const std::vector<const Constant*>& in, int opset) {
+  ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
+  RETURN_ERROR_IF(data->dims.size() != 1, ErrorCode::kInvalidArgument, "folds only a slice of a 1-D constant");
+  std::vector<int64_t> starts, ends, steps{1};
+  if (opset >= 10) {
+    ASSIGN_OR_RETURN(starts, ints_of(in, 1));
+    ASSIGN_OR_RETURN(ends, ints_of(in, 2));
+    if (in.size() > 4 && in[4]) {
+      ASSIGN_OR_RETURN(steps, ints_of(in, 4));
+    }
+  } else {
+    ASSIGN_OR_RETURN(starts, Attributes(n).get_ints("starts", {}));
+    ASSIGN_OR_RETURN(ends, Attributes(n).get_ints("ends", {}));
+  }
+  RETURN_ERROR_IF(starts.size() != 1 || ends.size() != 1 || steps.size() != 1 || steps[0] == 0,
+                  ErrorCode::kInvalidArgument, "folds only a slice of one axis with a non-zero step");
+  const int64_t size = data->dims[0], step = steps[0];
+  auto clamp = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + size : v, lo, hi); };
+  const int64_t b = step > 0 ? clamp(starts[0], 0, size) : clamp(starts[0], -1, size - 1);
+  const int64_t e = step > 0 ? clamp(ends[0], 0, size) : clamp(ends[0], -1, size - 1);
+  Constant out;
+  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) {
+    out.floats.push_back(data->floats[size_t(i)]);
+    if (is_integer(*data)) out.ints.push_back(data->ints[size_t(i)]);
+  }
+  out.dims = {int64_t(out.floats.size())};
+  return out;
+}
+
+Expected<Constant> cast(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
+  ASSIGN_OR_RETURN(int64_t to, Attributes(n).get_int("to", 0));
+  Constant out = *data;
+  const bool to_int = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 ||
+                      to == onnx::TensorProto::INT8 || to == onnx::TensorProto::UINT8 || to == onnx::TensorProto::BOOL;
+  if (to_int && !is_integer(out)) {
+    out.ints.clear();
+    for (float& f : out.floats) {
+      RETURN_ERROR_IF(!std::isfinite(f) || std::fabs(f) > 9e15f, ErrorCode::kInvalidArgument,
+                      "casts " + std::to_string(f) + " to an integer");
+      out.ints.push_back(to == onnx::TensorProto::BOOL ? f != 0.f : int64_t(f));
+      f = float(out.ints.back());
+    }
+  } else if (!to_int) {
+    out.ints.clear();
+  }
+  return out;
+}
+
+Expected<Constant> range(const std::vector<const Constant*>& in) {
+  std::array<const Constant*, 3> s{};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(s[i], input(in, i));
+    RETURN_ERROR_IF(s[i]->numel() != 1, ErrorCode::kInvalidArgument, "Range takes scalars");
+  }
+  RETURN_ERROR_IF(!is_integer(*s[0]) || !is_integer(*s[1]) || !is_integer(*s[2]) || s[2]->ints[0] == 0,
+                  ErrorCode::kInvalidArgument, "folds only an integer Range with a non-zero delta");
+  const int64_t start = s[0]->ints[0], limit = s[1]->ints[0], delta = s[2]->ints[0];
+  const int64_t count = std::max<int64_t>(0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
+  RETURN_IF_ERROR(check_size(count));
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < count; ++i) out.push_back(start + i * delta);
+  return make({count}, std::move(out));
+}
+
+Expected<Constant> constant_of_shape(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, ints_of(in, 0));
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    RETURN_ERROR_IF(d < 0 || (d > 0 && count > kMaxFoldedElements / d), ErrorCode::kInvalidArgument,
+                    "ConstantOfShape of a negative or too large shape");
+    count *= d;
+  }
+  Constant value = make({}, {0});
+  value.ints.clear();  // the default: float 0
+  if (const onnx::TensorProto* t = Attributes(n).get_tensor("value")) {
+    ASSIGN_OR_RETURN(value, read_tensor(*t, ""));
+    RETURN_ERROR_IF(value.numel() != 1, ErrorCode::kInvalidArgument, "attribute 'value' must hold one value");
+  }
+  Constant out;
+  out.dims = dims;
+  out.floats.assign(size_t(count), value.floats[0]);
+  if (is_integer(value)) out.ints.assign(size_t(count), value.ints[0]);
+  return out;
+}
+
+Expected<Constant> reshape(const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
+  ASSIGN_OR_RETURN(std::vector<int64_t> shape, ints_of(in, 1));
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && i < data->dims.size()) shape[i] = data->dims[i];
+    if (shape[i] == -1) {
+      RETURN_ERROR_IF(infer >= 0, ErrorCode::kInvalidArgument, "two -1 dimensions");
+      infer = int64_t(i);
+    } else {
+      RETURN_ERROR_IF(shape[i] < 0, ErrorCode::kInvalidArgument, "a negative dimension");
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) shape[size_t(infer)] = known > 0 ? data->numel() / known : 0;
+  int64_t total = 1;
+  for (int64_t d : shape) total *= d;
+  RETURN_ERROR_IF(total != data->numel(), ErrorCode::kInvalidArgument, "the new shape has another element count");
+  Constant out = *data;
+  out.dims = shape;
+  return out;
+}
+
+const std::set<std::string>& constant_only() {
+  static const std::set<std::string> ops = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Range", "ConstantOfShape"};
+  return ops;
+}
+
+}  // namespace
+
+bool is_constant_only_op(const std::string& op_type) { return constant_only().count(op_type) > 0; }
+
+bool is_foldable_op(const std::string& op_type) {
+  static const std::set<std::string> also = {"Add", "Sub", "Mul", "Div", "Concat", "Slice", "Cast", "Reshape"};
+  return is_constant_only_op(op_type) || also.count(op_type) > 0;
+}
+
+Expected<Constant> fold_node(const onnx::NodeProto& n, const std::vector<const Constant*>& in, int opset) {
+  const std::string& op = n.op_type();
+  Expected<Constant> out = bad("op type " + op + " is not folded");
+  if (op == "Shape") {  // of a constant
+    ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
+    out = make({int64_t(data->dims.size())}, data->dims);
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    ASSIGN_OR_RETURN(const Constant* a, input(in, 0));
+    ASSIGN_OR_RETURN(const Constant* b, input(in, 1));
+    out = arithmetic(op, *a, *b);
+  } else if (op == "Gather") {
+    out = gather(n, in);
+  } else if (op == "Unsqueeze" || op == "Squeeze") {
+    out = reshape_dims(n, in, opset);
+  } else if (op == "Concat") {
+    out = concat(n, in);
+  } else if (op == "Slice") {
+    out = slice(n, in, opset);
+  } else if (op == "Cast") {
+    out = cast(n, in);
+  } else if (op == "Range") {
+    out = range(in);
+  } else if (op == "ConstantOfShape") {
+    out = constant_of_shape(n, in);
+  } else if (op == "Reshape") {
+    out = reshape(in);
+  }
+  if (out) RETURN_IF_ERROR(check_size(out->numel()));
+  return out;
+}
+
+}  // namespace ios::onnx_import
