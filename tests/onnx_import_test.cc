@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "common/file_io.h"
@@ -682,6 +683,29 @@ TEST_F(OnnxFiles, CliImportsAModelAndRunsItsGraphAndWeightsFiles) {
   auto back = ir::load_weights(*ir::load_graph((dir_ / "g.json").string()), (dir_ / "w.bin").string());
   ASSERT_TRUE(back) << back.status().to_string();
   EXPECT_EQ(back->per_node[1][0].weight, iota(54, -27.f));
+}
+
+// A model file and node named with bytes that are not UTF-8: the graph file and the JSON report are still
+// written (names escaped), not an abort.
+TEST_F(OnnxFiles, CliWritesGraphsAndReportsOfModelsWithNamesThatAreNotUtf8) {
+  Model m;
+  m.input("x\xff", {1, 1, 2, 2}).output("y").init("w", {1, 1, 1, 1}, {2.f});
+  m.node("Conv", {"x\xff", "w"}, {"c"}, "conv\xfe");
+  m.node("Sigmoid", {"x\xff"}, {"s"});
+  m.node("Add", {"c", "s"}, {"y"});
+  write("m\xfe.onnx", m.bytes());
+  const std::string d = dir_.string();
+  const std::string model = "'" + d + "/m\xfe.onnx'";
+  const std::string import =
+      std::string(IOS_BINARY) + " import --onnx " + model + " --out " + d + "/g.json > " + d + "/log.txt 2>&1";
+  ASSERT_EQ(std::system(import.c_str()), 0) << *read_file(d + "/log.txt");
+  auto g = ir::load_graph(d + "/g.json");
+  ASSERT_TRUE(g) << g.status().to_string();
+  EXPECT_EQ(g->name, "m\\xFE");
+  const std::string optimize = std::string(IOS_BINARY) + " optimize --onnx " + model +
+                               " --cost-model analytic --quiet --json " + d + "/r.json > " + d + "/log.txt 2>&1";
+  ASSERT_EQ(std::system(optimize.c_str()), 0) << *read_file(d + "/log.txt");
+  EXPECT_TRUE(read_json_file(d + "/r.json"));
 }
 
 // `ios run --device cpu`: a user without a GPU runs an imported model on the reference executor with

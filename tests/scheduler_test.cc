@@ -379,6 +379,23 @@ TEST(Endings, MergeOfInceptionEOneByThreeAndThreeByOne) {
   EXPECT_FALSE(can_merge(*g, {e.inner[0], e.inner[2]}));  // different inputs
 }
 
+// A budget too large for 64-bit arithmetic (--memory-budget 1e15) is no limit: the same schedule as none.
+TEST(Dp, AMemoryBudgetPastInt64IsNoLimit) {
+  auto g = models::build_model("inception_v3");
+  ASSERT_TRUE(g);
+  AnalyticCostModel analytic;
+  std::vector<double> latencies;
+  for (double budget : {0.0, 1e15, 1e300}) {
+    OptimizeOptions options;
+    options.memory_budget = budget;
+    auto r = optimize(*g, options, analytic);
+    ASSERT_TRUE(r) << budget << ": " << r.status().to_string();
+    latencies.push_back(r->schedule.meta.latency_ms);
+  }
+  EXPECT_EQ(latencies[1], latencies[0]);
+  EXPECT_EQ(latencies[2], latencies[0]);
+}
+
 // ---------- policies on every model ----------
 
 class PolicyProperties : public ::testing::TestWithParam<std::string> {};
