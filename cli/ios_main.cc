@@ -1701,7 +1701,9 @@ int run_cli(int argc, char** argv) {
 #else
   // Listed so that `ios run` says why it cannot run here rather than printing the general help.
   // Without the GPU runtime only the CPU reference runs.
-  auto* run = app.add_subcommand("run", "execute a network (this build: --device cpu only, no GPU runtime)");
+  auto* run = app.add_subcommand(
+      "run", "execute a network on the GPU (not in this build: no GPU runtime; --device cpu runs the CPU reference)");
+  run->allow_extras();  // the GPU's flags: named in the error below rather than refused as unknown
   GraphSource run_src;
   run_src.add_to(run);
   int run_batch = 1;
@@ -1725,7 +1727,14 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("compile-ahead")) return cmd_compile_ahead(ahead_args, ahead_shard, ahead_plans_dir);
 #else
   if (app.got_subcommand("run")) {
-    if (run_device == "cpu") return cmd_run_reference(run_src, run_batch, run_input_file, run_output_file, run_report);
+    if (run_device == "cpu") {
+      if (!run->remaining().empty())
+        return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                               "ios run --device cpu takes --model/--graph/--onnx, --weights, --batch, --input, "
+                               "--output and --json; '" +
+                                   run->remaining().front() + "' applies to the GPU only"));
+      return cmd_run_reference(run_src, run_batch, run_input_file, run_output_file, run_report);
+    }
     return fail(ios::error(ios::ErrorCode::kUnavailable,
                            "ios run on the GPU needs the GPU runtime, which this build does not include (configure "
                            "with CUDA); --device cpu runs the CPU reference"));
