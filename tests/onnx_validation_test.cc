@@ -13,6 +13,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "common/limits.h"
 #include "frontends/onnx/onnx_import.h"
@@ -187,6 +188,27 @@ TEST(OnnxValidation, BatchNormalizationNeedsAPositiveVariancePlusEpsilon) {
     set_float(n, "epsilon", 0.f);
     expect_error(m, "variance + epsilon is");
   }
+}
+
+// Shape arithmetic on untrusted integers: a result past int64 is a named error, not undefined behaviour.
+TEST(OnnxValidation, ShapeArithmeticPastInt64IsAnError) {
+  const int64_t max = std::numeric_limits<int64_t>::max(), min = std::numeric_limits<int64_t>::min();
+  for (const auto& [op, a, b] : {std::tuple<std::string, int64_t, int64_t>{"Mul", int64_t{1} << 62, 4},
+                                 {"Add", max, 1},
+                                 {"Sub", min, 1},
+                                 {"Div", min, -1}}) {
+    Model m(13);
+    m.input("x", {1, 1, 1, 1}).output("y").init_ints("a", {a}).init_ints("b", {b});
+    m.node(op, {"a", "b"}, {"t"}, "arith");
+    m.node("Reshape", {"x", "t"}, {"y"});
+    expect_error(m, "overflows int64");
+  }
+  Model range(13);
+  range.input("x", {1, 1, 1, 1}).output("y").init_ints("lo", {min}).init_ints("hi", {max}).init_ints("step", {1});
+  for (int i = 0; i < 3; ++i) range.graph()->mutable_initializer(i)->clear_dims();  // scalars
+  range.node("Range", {"lo", "hi", "step"}, {"r"}, "range");
+  range.node("Reshape", {"x", "r"}, {"y"});
+  expect_error(range, "a folded Range of more than");
 }
 
 TEST(OnnxResources, ADeclaredShapeWithoutDataAllocatesNothing) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace ios::onnx_import {
@@ -59,8 +60,17 @@ Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Co
     std::vector<int64_t> out(n);
     for (size_t i = 0; i < n; ++i) {
       const int64_t x = at(a.ints, i), y = at(b.ints, i);
-      if (op == "Div") RETURN_ERROR_IF(y == 0, ErrorCode::kInvalidArgument, "integer division by zero");
-      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+      // The operands are untrusted: a result past int64 is an error, never undefined behaviour.
+      bool overflow = false;
+      if (op == "Add") overflow = __builtin_add_overflow(x, y, &out[i]);
+      if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &out[i]);
+      if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &out[i]);
+      if (op == "Div") {
+        RETURN_ERROR_IF(y == 0, ErrorCode::kInvalidArgument, "integer division by zero");
+        overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
+        if (!overflow) out[i] = x / y;
+      }
+      RETURN_ERROR_IF(overflow, ErrorCode::kInvalidArgument, "integer " + op + " overflows int64");
     }
     return make(shape.dims, std::move(out));
   }
@@ -199,8 +209,12 @@ Expected<Constant> range(const std::vector<const Constant*>& in) {
   RETURN_ERROR_IF(!is_integer(*s[0]) || !is_integer(*s[1]) || !is_integer(*s[2]) || s[2]->ints[0] == 0,
                   ErrorCode::kInvalidArgument, "folds only an integer Range with a non-zero delta");
   const int64_t start = s[0]->ints[0], limit = s[1]->ints[0], delta = s[2]->ints[0];
-  const int64_t count = std::max<int64_t>(0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
-  RETURN_IF_ERROR(check_size(count));
+  // In 128 bits: limit - start of untrusted int64 bounds may not fit in 64.
+  const __int128 span = __int128(limit) - start + delta + (delta > 0 ? -1 : 1);
+  const __int128 steps = std::max<__int128>(0, span / delta);
+  RETURN_ERROR_IF(steps > kMaxFoldedElements, ErrorCode::kInvalidArgument,
+                  "a folded Range of more than " + std::to_string(kMaxFoldedElements) + " values");
+  const auto count = int64_t(steps);
   std::vector<int64_t> out;
   for (int64_t i = 0; i < count; ++i) out.push_back(start + i * delta);
   return make({count}, std::move(out));
@@ -237,13 +251,14 @@ Expected<Constant> reshape(const std::vector<const Constant*>& in) {
       RETURN_ERROR_IF(infer >= 0, ErrorCode::kInvalidArgument, "two -1 dimensions");
       infer = int64_t(i);
     } else {
-      RETURN_ERROR_IF(shape[i] < 0, ErrorCode::kInvalidArgument, "a negative dimension");
-      known *= shape[i];
+      RETURN_ERROR_IF(shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known), ErrorCode::kInvalidArgument,
+                      "a negative dimension or a shape past int64");
     }
   }
   if (infer >= 0) shape[size_t(infer)] = known > 0 ? data->numel() / known : 0;
   int64_t total = 1;
-  for (int64_t d : shape) total *= d;
+  for (int64_t d : shape)
+    RETURN_ERROR_IF(__builtin_mul_overflow(total, d, &total), ErrorCode::kInvalidArgument, "a shape past int64");
   RETURN_ERROR_IF(total != data->numel(), ErrorCode::kInvalidArgument, "the new shape has another element count");
   Constant out = *data;
   out.dims = shape;
