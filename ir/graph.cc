@@ -11,72 +11,25 @@
 
 namespace ios::ir {
 
-std::string Shape::to_string() const {
-  std::ostringstream os;
-  os << c << "x" << h << "x" << w;
-  return os.str();
+namespace {
+template <size_t... I>
+const char* kind_type(size_t kind, std::index_sequence<I...>) {
+  const char* name = "?";
+  ((kind == I ? (name = std::variant_alternative_t<I, Op>::kType, 0) : 0), ...);
+  return name;
 }
-
-const char* act_name(Act act) {
-  switch (act) {
-#define IOS_ACT_NAME(e, name, value) \
-  case Act::e:                       \
-    return name;
-    IOS_ACTIVATIONS(IOS_ACT_NAME)
-#undef IOS_ACT_NAME
-  }
-  return "?";
-}
-
-const char* pool_kind_name(PoolKind kind) {
-  switch (kind) {
-    case PoolKind::kMax:
-      return "max";
-    case PoolKind::kAvg:
-      return "avg";
-    case PoolKind::kGlobalMax:
-      return "global_max";
-    case PoolKind::kGlobalAvg:
-      return "global_avg";
-  }
-  return "?";
-}
-
-std::optional<Act> parse_act(const std::string& s) {
-  if (s == "none") return Act::kNone;  // IOS's files also write "identity"
-  for (int a = 0; a < kActCount; ++a)
-    if (s == act_name(Act(a))) return Act(a);
-  return std::nullopt;
-}
-
-std::optional<PoolKind> parse_pool_kind(const std::string& s) {
-  if (s == "max") return PoolKind::kMax;
-  if (s == "avg") return PoolKind::kAvg;
-  if (s == "global_max") return PoolKind::kGlobalMax;
-  if (s == "global_avg") return PoolKind::kGlobalAvg;
-  return std::nullopt;
-}
+}  // namespace
 
 const char* op_kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::kInput:
-      return "input";
-    case OpKind::kConv:
-      return "conv";
-    case OpKind::kPool:
-      return "pool";
-    case OpKind::kIdentity:
-      return "identity";
-    case OpKind::kElement:
-      return "element";
-    case OpKind::kActivation:
-      return "activation";
-    case OpKind::kSequential:
-      return "sequential";
-    case OpKind::kLinear:
-      return "linear";
-  }
-  return "?";
+  return kind_type(size_t(kind), std::make_index_sequence<std::variant_size_v<Op>>{});
+}
+
+const char* step_type(const SubOp& step) {
+  return std::visit([](const auto& s) { return std::decay_t<decltype(s)>::kType; }, step);
+}
+
+OpTraits step_traits(const SubOp& step) {
+  return std::visit([](const auto& s) { return std::decay_t<decltype(s)>::kTraits; }, step);
 }
 
 std::vector<NodeId> Block::members() const {
@@ -109,131 +62,27 @@ std::vector<std::vector<NodeId>> Graph::consumers() const {
 
 namespace {
 
-// floor((in + 2p - d(k-1) - 1) / s) + 1, IOS's formula generalised to dilation and ceil mode.
-int window_output(int in, int k, int s, int p, int d, bool ceil_mode) {
-  const int span = in + 2 * p - d * (k - 1) - 1;
-  if (span < 0) return 0;
-  int out = span / s + 1;
-  if (ceil_mode && span % s != 0) {
-    ++out;
-    if ((out - 1) * s >= in + p) --out;  // the last window must start inside the input or left pad
-  }
-  return out;
-}
-
-std::string describe(const Shape& s) { return s.to_string(); }
-
-// Both values of an attribute pair within [lo, hi] (limits.h), so window arithmetic cannot overflow.
-Status check_pair(const char* field, int a, int b, int64_t lo, int64_t hi) {
-  RETURN_ERROR_IF(a < lo || a > hi || b < lo || b > hi, ErrorCode::kInvalidGraph,
-                  std::string("field '") + field + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                      "], got [" + std::to_string(a) + ", " + std::to_string(b) + "]");
-  return Status::ok();
-}
-
-Status check_count(const char* field, int64_t value, int64_t limit) {
-  RETURN_ERROR_IF(
-      value <= 0 || value > limit, ErrorCode::kInvalidGraph,
-      std::string("field '") + field + "' must be in [1, " + std::to_string(limit) + "], got " + std::to_string(value));
-  return Status::ok();
-}
-
-Status check_tensor_size(const Shape& s) {
-  RETURN_ERROR_IF(s.h > limits::kMaxSpatial || s.w > limits::kMaxSpatial || s.numel() > limits::kMaxTensorElements,
-                  ErrorCode::kInvalidGraph,
-                  "output " + s.to_string() + " is past the limits of " + std::to_string(limits::kMaxSpatial) +
-                      " pixels a side and " + std::to_string(limits::kMaxTensorElements) + " elements");
-  return Status::ok();
-}
-
-Expected<Shape> infer_conv(const ConvAttrs& c, const Shape& in) {
-  RETURN_IF_ERROR(check_count("out_channels", c.out_channels, limits::kMaxChannels));
-  RETURN_IF_ERROR(check_pair("kernel", c.kh, c.kw, 1, limits::kMaxWindow));
-  RETURN_IF_ERROR(check_pair("stride", c.sh, c.sw, 1, limits::kMaxWindow));
-  RETURN_IF_ERROR(check_pair("padding", c.ph, c.pw, 0, limits::kMaxPadding));
-  RETURN_IF_ERROR(check_pair("dilation", c.dh, c.dw, 1, limits::kMaxWindow));
-  RETURN_ERROR_IF(c.groups <= 0 || in.c % c.groups != 0 || c.out_channels % c.groups != 0, ErrorCode::kInvalidGraph,
-                  "field 'groups' = " + std::to_string(c.groups) + " must divide input channels (" +
-                      std::to_string(in.c) + ") and out_channels (" + std::to_string(c.out_channels) + ")");
-  Shape out{c.out_channels, window_output(in.h, c.kh, c.sh, c.ph, c.dh, false),
-            window_output(in.w, c.kw, c.sw, c.pw, c.dw, false)};
-  RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
-                  "kernel larger than the padded input " + describe(in));
-  const int64_t parameters = int64_t{c.out_channels} * (in.c / c.groups) * c.kh * c.kw;
-  RETURN_ERROR_IF(parameters > limits::kMaxNodeParameters, ErrorCode::kInvalidGraph,
-                  std::to_string(parameters) + " weights exceed the limit of " +
-                      std::to_string(limits::kMaxNodeParameters) + " per op");
-  return out;
-}
-
-Expected<Shape> infer_pool(const PoolAttrs& p, const Shape& in) {
-  if (p.is_global()) return Shape{in.c, 1, 1};
-  RETURN_IF_ERROR(check_pair("kernel", p.kh, p.kw, 1, limits::kMaxWindow));
-  RETURN_IF_ERROR(check_pair("stride", p.sh, p.sw, 1, limits::kMaxWindow));
-  RETURN_IF_ERROR(check_pair("padding", p.ph, p.pw, 0, limits::kMaxPadding));
-  RETURN_ERROR_IF(2 * p.ph > p.kh || 2 * p.pw > p.kw, ErrorCode::kInvalidGraph,
-                  "field 'padding' must be at most half the kernel");
-  Shape out{in.c, window_output(in.h, p.kh, p.sh, p.ph, 1, p.ceil_mode),
-            window_output(in.w, p.kw, p.sw, p.pw, 1, p.ceil_mode)};
-  RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
-                  "pool window larger than the padded input " + describe(in));
-  return out;
-}
-
 }  // namespace
 
 std::optional<SubOp> as_step(const Op& op) {
-  return std::visit(Overloaded{[](const ConvAttrs& a) -> std::optional<SubOp> { return a; },
-                               [](const PoolAttrs& a) -> std::optional<SubOp> { return a; },
-                               [](const ActivationAttrs& a) -> std::optional<SubOp> { return a; },
-                               [](const LinearAttrs& a) -> std::optional<SubOp> { return a; },
-                               [](const InputAttrs&) -> std::optional<SubOp> { return std::nullopt; },
-                               [](const IdentityAttrs&) -> std::optional<SubOp> { return std::nullopt; },
-                               [](const ElementAttrs&) -> std::optional<SubOp> { return std::nullopt; },
-                               [](const SequentialAttrs&) -> std::optional<SubOp> { return std::nullopt; }},
-                    op);
+  return std::visit(
+      [](const auto& a) -> std::optional<SubOp> {
+        if constexpr (is_step_op_v<std::decay_t<decltype(a)>>)
+          return SubOp{a};
+        else
+          return std::nullopt;
+      },
+      op);
 }
 
 Expected<Shape> infer_step_shape(const SubOp& step, const Shape& in) {
-  ASSIGN_OR_RETURN(
-      Shape out,
-      std::visit(Overloaded{[&](const ConvAttrs& c) { return infer_conv(c, in); },
-                            [&](const PoolAttrs& p) { return infer_pool(p, in); },
-                            [&](const ActivationAttrs&) -> Expected<Shape> { return in; },
-                            [&](const LinearAttrs& l) -> Expected<Shape> {
-                              RETURN_IF_ERROR(check_count("out_features", l.out_features, limits::kMaxChannels));
-                              RETURN_ERROR_IF(l.out_features * in.numel() > limits::kMaxNodeParameters,
-                                              ErrorCode::kInvalidGraph,
-                                              "weights exceed the limit of " +
-                                                  std::to_string(limits::kMaxNodeParameters) + " per op");
-                              return Shape{l.out_features, 1, 1};
-                            }},
-                 step));
-  RETURN_IF_ERROR(check_tensor_size(out));
+  ASSIGN_OR_RETURN(Shape out, std::visit([&](const auto& s) { return s.infer(in); }, step));
+  RETURN_IF_ERROR(op_check::tensor_size(out));
   return out;
 }
 
 NodeCost step_cost(const SubOp& step, const Shape& in, const Shape& out) {
-  const double io_bytes = 4.0 * static_cast<double>(in.numel() + out.numel());
-  const auto outputs = static_cast<double>(out.numel());
-  auto with_params = [&](double flops, double params) { return NodeCost{flops, io_bytes + 4.0 * params, 1}; };
-  return std::visit(
-      Overloaded{[&](const ConvAttrs& c) {
-                   const double macs_per_out = double(in.c / c.groups) * c.kh * c.kw;
-                   return with_params(2.0 * outputs * macs_per_out,
-                                      double(c.out_channels) * macs_per_out + (c.has_bias ? c.out_channels : 0));
-                 },
-                 [&](const PoolAttrs& p) {
-                   const double window = p.is_global() ? double(in.h) * in.w : double(p.kh) * p.kw;
-                   return with_params(outputs * window, 0);
-                 },
-                 [&](const ActivationAttrs&) { return with_params(outputs, 0); },
-                 [&](const LinearAttrs& l) {
-                   const auto fan_in = static_cast<double>(in.numel());
-                   return with_params(2.0 * double(l.out_features) * fan_in,
-                                      double(l.out_features) * fan_in + (l.has_bias ? l.out_features : 0));
-                 }},
-      step);
+  return std::visit([&](const auto& s) { return s.cost(in, out); }, step);
 }
 
 NodeCost Graph::cost(NodeId id) const {
@@ -273,20 +122,13 @@ NodeCost Graph::cost(NodeId id) const {
       }
       return cost;
     }
-    case OpKind::kConv: {
-      NodeCost c = step_cost(n.attrs<ConvAttrs>(), n.input_shape, n.output_shape);
-      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
-    }
-    case OpKind::kPool: {
-      NodeCost c = step_cost(n.attrs<PoolAttrs>(), n.input_shape, n.output_shape);
-      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
-    }
-    case OpKind::kActivation: {
-      NodeCost c = step_cost(n.attrs<ActivationAttrs>(), n.input_shape, n.output_shape);
-      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
-    }
-    case OpKind::kLinear: {
-      NodeCost c = step_cost(n.attrs<LinearAttrs>(), n.input_shape, n.output_shape);
+    case OpKind::kConv:
+    case OpKind::kPool:
+    case OpKind::kActivation:
+    case OpKind::kLinear:
+    case OpKind::kResize:
+    case OpKind::kChannelShuffle: {
+      const NodeCost c = step_cost(*as_step(n.op), n.input_shape, n.output_shape);
       return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
     }
   }
@@ -444,11 +286,9 @@ Status infer_node(const Graph& g, NodeId id, Node& n) {
                    n.output_shape = cur;
                    return Status::ok();
                  },
-                 [&](const ConvAttrs& c) { return one_step(c); }, [&](const PoolAttrs& p) { return one_step(p); },
-                 [&](const ActivationAttrs& a) { return one_step(a); },
-                 [&](const LinearAttrs& l) { return one_step(l); }},
+                 [&](const auto& step) { return one_step(step); }},
       n.op));
-  return check_tensor_size(n.output_shape).with_context(where);
+  return op_check::tensor_size(n.output_shape).with_context(where);
 }
 
 Status Graph::validate_and_infer() {

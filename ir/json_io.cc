@@ -9,47 +9,21 @@
 #include "common/json_fields.h"
 #include "common/limits.h"
 #include "common/overloaded.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 
 using nlohmann::json;
 
-namespace {
-json pair(int a, int b) { return json::array({a, b}); }
-}  // namespace
-
 // Every attribute is written, defaults included, so the text is also a complete key.
 json attrs_to_json(const SubOp& step) {
   return std::visit(
-      Overloaded{[](const ConvAttrs& c) {
-                   return json{{"type", "conv"},
-                               {"out_channels", c.out_channels},
-                               {"kernel", pair(c.kh, c.kw)},
-                               {"stride", pair(c.sh, c.sw)},
-                               {"padding", pair(c.ph, c.pw)},
-                               {"dilation", pair(c.dh, c.dw)},
-                               {"groups", c.groups},
-                               {"bias", c.has_bias},
-                               {"act", act_name(c.activation)}};
-                 },
-                 [](const PoolAttrs& p) {
-                   return json{{"type", "pool"},
-                               {"pool_type", pool_kind_name(p.kind)},
-                               {"kernel", pair(p.kh, p.kw)},
-                               {"stride", pair(p.sh, p.sw)},
-                               {"padding", pair(p.ph, p.pw)},
-                               {"ceil_mode", p.ceil_mode},
-                               {"count_include_pad", p.count_include_pad}};
-                 },
-                 [](const ActivationAttrs& a) {
-                   return json{{"type", "activation"}, {"act_type", act_name(a.activation)}, {"inplace", false}};
-                 },
-                 [](const LinearAttrs& l) {
-                   return json{{"type", "linear"},
-                               {"out_features", l.out_features},
-                               {"bias", l.has_bias},
-                               {"act", act_name(l.activation)}};
-                 }},
+      [](const auto& s) {
+        json j = {{"type", std::decay_t<decltype(s)>::kType}};
+        OpWriter w(j);
+        s.write(w);
+        return j;
+      },
       step);
 }
 
@@ -69,10 +43,7 @@ json attrs_to_json(const Op& op) {
                                  for (const SubOp& s : seq.steps) steps.push_back(attrs_to_json(s));
                                  return json{{"type", "sequential"}, {"steps", std::move(steps)}};
                                },
-                               [](const ConvAttrs& a) { return attrs_to_json(SubOp{a}); },
-                               [](const PoolAttrs& a) { return attrs_to_json(SubOp{a}); },
-                               [](const ActivationAttrs& a) { return attrs_to_json(SubOp{a}); },
-                               [](const LinearAttrs& a) { return attrs_to_json(SubOp{a}); }},
+                               [](const auto& step) { return attrs_to_json(SubOp{step}); }},
                     op);
 }
 
@@ -174,85 +145,26 @@ class Reader {
     RETURN_ERROR_IF(!j.contains(field), kCode, where + ": missing field '" + field + "'");
     return json_string(j[field], field_of(where, field), kCode);
   }
-  static Expected<int> get_int(const json& j, const char* field, const std::string& where, int64_t lo, int64_t hi) {
-    RETURN_ERROR_IF(!j.contains(field), kCode, where + ": missing field '" + field + "'");
-    ASSIGN_OR_RETURN(int64_t v, json_integer(j[field], field_of(where, field), lo, hi, kCode));
-    return static_cast<int>(v);
-  }
-  // [a, b] with each in [lo, hi]; `fallback` where the field is absent and not required.
-  static Expected<std::pair<int, int>> get_pair(const json& j, const char* field, const std::string& where,
-                                                std::pair<int, int> fallback, bool required, int64_t lo, int64_t hi) {
-    if (!j.contains(field) || j[field].is_null()) {
-      RETURN_ERROR_IF(required, kCode, where + ": missing field '" + field + "'");
-      return fallback;
-    }
-    const json& v = j[field];
-    RETURN_ERROR_IF(!v.is_array() || v.size() != 2, kCode, field_of(where, field) + " must be an array of 2 integers");
-    ASSIGN_OR_RETURN(int64_t a, json_integer(v[0], field_of(where, field) + "[0]", lo, hi, kCode));
-    ASSIGN_OR_RETURN(int64_t b, json_integer(v[1], field_of(where, field) + "[1]", lo, hi, kCode));
-    return std::make_pair(static_cast<int>(a), static_cast<int>(b));
-  }
-  static Expected<bool> get_bool(const json& j, const char* field, const std::string& where, bool fallback) {
-    if (!j.contains(field)) return fallback;
-    return json_bool(j[field], field_of(where, field), kCode);
-  }
-  static Expected<Act> get_act(const json& j, const char* field, const std::string& where, Act fallback) {
-    if (!j.contains(field)) return fallback;
-    ASSIGN_OR_RETURN(std::string name, json_string(j[field], field_of(where, field), kCode));
-    auto act = parse_act(name);
-    RETURN_ERROR_IF(!act, kCode, field_of(where, field) + " has unknown activation '" + name + "'");
-    return *act;
+  // The step op whose kType is `type`, read by its own from_json.
+  template <size_t... I>
+  static std::optional<Expected<SubOp>> read_step_of(const std::string& type, const json& j, const std::string& where,
+                                                     std::index_sequence<I...>) {
+    std::optional<Expected<SubOp>> read;
+    auto try_one = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if (read || type != T::kType) return;
+      Expected<T> attrs = T::read(OpReader(j, where));
+      read = attrs ? Expected<SubOp>(SubOp{*attrs}) : Expected<SubOp>(attrs.status());
+    };
+    (try_one(std::type_identity<std::variant_alternative_t<I, SubOp>>{}), ...);
+    return read;
   }
 
   Expected<SubOp> read_step(const json& j, const std::string& where) {
-    ASSIGN_OR_RETURN(std::string type, get_string(j, "type", where));
-    if (type == "conv") {
-      ConvAttrs c;
-      ASSIGN_OR_RETURN(c.out_channels, get_int(j, "out_channels", where, 1, limits::kMaxChannels));
-      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, true, 1, limits::kMaxWindow));
-      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false, 1, limits::kMaxWindow));
-      ASSIGN_OR_RETURN(auto p, get_pair(j, "padding", where, {0, 0}, false, 0, limits::kMaxPadding));
-      ASSIGN_OR_RETURN(auto d, get_pair(j, "dilation", where, {1, 1}, false, 1, limits::kMaxWindow));
-      c.kernel(k.first, k.second).stride(s.first, s.second).pad(p.first, p.second).dilation(d.first, d.second);
-      if (j.contains("groups")) {
-        ASSIGN_OR_RETURN(c.groups, get_int(j, "groups", where, 1, limits::kMaxChannels));
-      }
-      ASSIGN_OR_RETURN(c.activation, get_act(j, "act", where, Act::kRelu));
-      ASSIGN_OR_RETURN(c.has_bias, get_bool(j, "bias", where, true));
-      return SubOp{c};
-    }
-    if (type == "pool") {
-      PoolAttrs p;
-      ASSIGN_OR_RETURN(std::string kind, get_string(j, "pool_type", where));
-      auto parsed = parse_pool_kind(kind);
-      RETURN_ERROR_IF(!parsed, ErrorCode::kInvalidGraph,
-                      where + ": field 'pool_type' has unknown value '" + kind + "'");
-      p.kind = *parsed;
-      // IOS stores a global pool's resolved H x W as its kernel; we resolve at run time.
-      const int64_t max_window = p.is_global() ? limits::kMaxSpatial : limits::kMaxWindow;
-      ASSIGN_OR_RETURN(auto k, get_pair(j, "kernel", where, {1, 1}, false, 1, max_window));
-      ASSIGN_OR_RETURN(auto s, get_pair(j, "stride", where, {1, 1}, false, 1, max_window));
-      ASSIGN_OR_RETURN(auto pad, get_pair(j, "padding", where, {0, 0}, false, 0, limits::kMaxPadding));
-      p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second);
-      if (p.is_global()) p.kernel(1).stride(1).pad(0);
-      ASSIGN_OR_RETURN(p.ceil_mode, get_bool(j, "ceil_mode", where, false));
-      ASSIGN_OR_RETURN(p.count_include_pad, get_bool(j, "count_include_pad", where, true));
-      return SubOp{p};
-    }
-    if (type == "relu") return SubOp{ActivationAttrs{Act::kRelu}};
-    if (type == "activation") {
-      ASSIGN_OR_RETURN(std::string a, get_string(j, "act_type", where));
-      auto act = parse_act(a);
-      RETURN_ERROR_IF(!act, ErrorCode::kInvalidGraph, where + ": field 'act_type' has unknown value '" + a + "'");
-      return SubOp{ActivationAttrs{*act}};
-    }
-    if (type == "linear") {
-      LinearAttrs l;
-      ASSIGN_OR_RETURN(l.out_features, get_int(j, "out_features", where, 1, limits::kMaxChannels));
-      ASSIGN_OR_RETURN(l.activation, get_act(j, "act", where, Act::kNone));
-      ASSIGN_OR_RETURN(l.has_bias, get_bool(j, "bias", where, true));
-      return SubOp{l};
-    }
+    ASSIGN_OR_RETURN(std::string type, OpReader(j, where).string("type"));
+    if (type == "relu") return SubOp{ActivationAttrs{Act::kRelu}};  // IOS's spelling of a lone ReLU
+    if (auto read = read_step_of(type, j, where, std::make_index_sequence<std::variant_size_v<SubOp>>{}))
+      return std::move(*read);
     return error(ErrorCode::kInvalidGraph, where + ": field 'type' has unknown op type '" + type + "'");
   }
 

@@ -31,22 +31,8 @@ void fill(std::vector<float>& v, size_t n, uint64_t key, float bound) {
   for (size_t i = 0; i < n; ++i) v[i] = uniform(key, i, bound);
 }
 
-// (weight, bias) element counts of a step's parameters, and the weights' fan-in.
-struct ParamSizes {
-  size_t weight = 0, bias = 0, fan_in = 0;
-};
 ParamSizes param_sizes(const SubOp& step, const Shape& in) {
-  return std::visit(
-      Overloaded{[&](const ConvAttrs& c) {
-                   const size_t fan_in = static_cast<size_t>(in.c / c.groups) * c.kh * c.kw;
-                   return ParamSizes{fan_in * c.out_channels, c.has_bias ? size_t(c.out_channels) : 0, fan_in};
-                 },
-                 [&](const LinearAttrs& l) {
-                   const auto fan_in = static_cast<size_t>(in.numel());
-                   return ParamSizes{fan_in * l.out_features, l.has_bias ? size_t(l.out_features) : 0, fan_in};
-                 },
-                 [](const PoolAttrs&) { return ParamSizes{}; }, [](const ActivationAttrs&) { return ParamSizes{}; }},
-      step);
+  return std::visit([&](const auto& s) { return s.params(in); }, step);
 }
 
 ParamTensor make_step(const SubOp& step, const Shape& in, uint64_t key) {

@@ -95,6 +95,38 @@ void linear_forward(const ir::LinearAttrs& l, const ir::ParamTensor& p, const Te
   }
 }
 
+void resize_forward(const ir::ResizeAttrs& r, const Tensor& in, Tensor& out) {
+  const Shape& is = in.shape;
+  const Shape& os = out.shape;
+  const float inv_h = ir::resize_inv_scale(r.scale_h, is.h, os.h), inv_w = ir::resize_inv_scale(r.scale_w, is.w, os.w);
+  std::vector<ir::ResizeTap> ys(size_t(os.h)), xs(size_t(os.w));
+  for (int y = 0; y < os.h; ++y) ys[size_t(y)] = ir::resize_tap(r.mode, r.coord, r.round, y, is.h, os.h, inv_h);
+  for (int x = 0; x < os.w; ++x) xs[size_t(x)] = ir::resize_tap(r.mode, r.coord, r.round, x, is.w, os.w, inv_w);
+  for (int b = 0; b < in.batch; ++b)
+    for (int ch = 0; ch < is.c; ++ch) {
+      const float* src = in.sample(b) + static_cast<size_t>(ch) * is.h * is.w;
+      float* dst = out.sample(b) + static_cast<size_t>(ch) * os.h * os.w;
+      for (int y = 0; y < os.h; ++y) {
+        const ir::ResizeTap ty = ys[size_t(y)];
+        for (int x = 0; x < os.w; ++x) {
+          const ir::ResizeTap tx = xs[size_t(x)];
+          auto at = [&](int yy, int xx) { return src[yy * is.w + xx]; };
+          const float top = at(ty.i0, tx.i0) * (1.f - tx.w1) + at(ty.i0, tx.i1) * tx.w1;
+          const float bottom = at(ty.i1, tx.i0) * (1.f - tx.w1) + at(ty.i1, tx.i1) * tx.w1;
+          dst[y * os.w + x] = top * (1.f - ty.w1) + bottom * ty.w1;
+        }
+      }
+    }
+}
+
+void shuffle_forward(const ir::ChannelShuffleAttrs& s, const Tensor& in, Tensor& out) {
+  const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+  for (int b = 0; b < in.batch; ++b)
+    for (int ch = 0; ch < in.shape.c; ++ch)
+      std::copy_n(in.sample(b) + size_t(ir::shuffle_source(ch, in.shape.c, s.groups)) * plane, plane,
+                  out.sample(b) + size_t(ch) * plane);
+}
+
 // Sums the values of one term into a tensor.
 Tensor gather_term(const ir::Graph& g, const ir::Term& term, const std::vector<Tensor>& outputs, int batch) {
   const Shape& src0 = g.node(term[0].node).output_shape;
@@ -132,7 +164,9 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::ActivationAttrs& a) {
                           for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = ir::activate(a.activation, in.data[i]);
                         },
-                        [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); }},
+                        [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); },
+                        [&](const ir::ResizeAttrs& r) { resize_forward(r, in, out); },
+                        [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); }},
              step);
   return out;
 }

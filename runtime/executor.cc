@@ -239,6 +239,24 @@ struct Executor::Impl {
                                 return Status::ok();
                               },
                               [&](const ir::LinearAttrs& a) { return run_linear(st, a, stream_index); },
+                              [&](const ir::ResizeAttrs& a) -> Status {
+                                const ResizeArgs r{a.mode,
+                                                   a.coord,
+                                                   a.round,
+                                                   st.in.h,
+                                                   st.in.w,
+                                                   st.out.h,
+                                                   st.out.w,
+                                                   ir::resize_inv_scale(a.scale_h, st.in.h, st.out.h),
+                                                   ir::resize_inv_scale(a.scale_w, st.in.w, st.out.w)};
+                                launch_resize(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), r, s);
+                                return Status::ok();
+                              },
+                              [&](const ir::ChannelShuffleAttrs& a) -> Status {
+                                launch_channel_shuffle(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out),
+                                                       a.groups, s);
+                                return Status::ok();
+                              },
                               [&](const ir::ConvAttrs&) -> Status {
                                 return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
                               }},
@@ -678,7 +696,9 @@ struct Executor::Impl {
           std::visit(Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
                                 [&](const ir::LinearAttrs& l) { return build_linear(st, l, u, int(i), w); },
                                 [](const ir::PoolAttrs&) { return Status::ok(); },
-                                [](const ir::ActivationAttrs&) { return Status::ok(); }},
+                                [](const ir::ActivationAttrs&) { return Status::ok(); },
+                                [](const ir::ResizeAttrs&) { return Status::ok(); },
+                                [](const ir::ChannelShuffleAttrs&) { return Status::ok(); }},
                      ops[i]));
       src = st.dst;
       in = st.out;

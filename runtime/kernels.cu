@@ -7,6 +7,8 @@
 #include <mutex>
 
 #include "ir/activation.h"
+#include "ir/ops/channel_shuffle.h"
+#include "ir/ops/resize.h"
 #include "runtime/kernels.h"
 
 namespace ios::rt {
@@ -158,6 +160,31 @@ __global__ void pool_kernel(DevTensor in, DevTensor out, Extent e, PoolShape s, 
   }
 }
 
+// `e.hw` is the output's pixel count; taps come from the op's own function (ir/ops/resize.h).
+template <typename T>
+__global__ void resize_kernel(DevTensor in, DevTensor out, Extent e, ResizeArgs r) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    const int oy = k.p / r.out_w, ox = k.p % r.out_w;
+    const ir::ResizeTap ty = ir::resize_tap(r.mode, r.coord, r.round, oy, r.in_h, r.out_h, r.inv_scale_h);
+    const ir::ResizeTap tx = ir::resize_tap(r.mode, r.coord, r.round, ox, r.in_w, r.out_w, r.inv_scale_w);
+    const T* src = static_cast<const T*>(in.data) + k.b * in.n + k.c * in.c_stride;
+    auto px = [&](int y, int x) { return to_float(src[(static_cast<long long>(y) * r.in_w + x) * in.p_stride]); };
+    const float top = px(ty.i0, tx.i0) * (1.f - tx.w1) + px(ty.i0, tx.i1) * tx.w1;
+    const float bottom = px(ty.i1, tx.i0) * (1.f - tx.w1) + px(ty.i1, tx.i1) * tx.w1;
+    at<T>(out, k) = from_float<T>(top * (1.f - ty.w1) + bottom * ty.w1);
+  }
+}
+
+template <typename T>
+__global__ void shuffle_kernel(DevTensor in, DevTensor out, Extent e, int groups) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    const Coord src{k.b, ir::shuffle_source(k.c, e.channels, groups), k.p};
+    at<T>(out, k) = at<T>(in, src);
+  }
+}
+
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -248,6 +275,18 @@ void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, c
 void launch_pool(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const PoolShape& s,
                  const PoolParams& p, cudaStream_t stream) {
   dispatch(t, [&](auto v) { pool_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, s, p); });
+}
+
+void launch_resize(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const ResizeArgs& r,
+                   cudaStream_t stream) {
+  dispatch(t, [&](auto v) { resize_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, r); });
+}
+
+void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+                            cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    shuffle_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, groups);
+  });
 }
 
 namespace {

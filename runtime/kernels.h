@@ -1,5 +1,5 @@
 // The few kernels cuDNN does not provide: gathering op inputs (sums of channel slices, concats),
-// pooling with ceil mode and PyTorch's divisor, bias + activation, per-channel affines, element-wise
+// pooling with ceil mode and PyTorch's divisor, resizing, channel shuffles, bias + activation, per-channel affines, element-wise
 // products. Each is templated on the storage type (float, half, bfloat16; math in float) and reads any layout: a
 // tensor is a pointer to its first element and element strides (layout is just strides).
 #pragma once
@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "common/element_types.h"
+#include "ir/ops/resize.h"
 
 namespace ios::rt {
 
@@ -52,6 +53,22 @@ struct PoolShape {
 // `e.hw` is the output's pixel count.
 void launch_pool(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const PoolShape& s,
                  const PoolParams& p, cudaStream_t stream);
+
+// Resize (ir/ops/resize.h); `e.hw` is the output's pixel count.
+struct ResizeArgs {
+  ir::ResizeMode mode;
+  ir::ResizeCoord coord;
+  ir::ResizeRound round;
+  int in_h, in_w, out_h, out_w;
+  float inv_scale_h, inv_scale_w;
+};
+void launch_resize(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const ResizeArgs& r,
+                   cudaStream_t stream);
+
+// Channel shuffle (ir/ops/channel_shuffle.h): out channel c = in channel shuffle_source(c); `in` and
+// `out` are distinct buffers.
+void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+                            cudaStream_t stream);
 
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
 void launch_spin(double ms, cudaStream_t stream);

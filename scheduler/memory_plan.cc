@@ -47,20 +47,21 @@ size_t tensor_bytes(const ir::Shape& s, const ExecConfig& c) {
 // Ops that can write their output into a channel slice of a larger buffer (strided descriptors).
 bool writes_strided(const ir::Node& n) {
   switch (n.kind()) {
-    case ir::OpKind::kConv:
-    case ir::OpKind::kPool:
     case ir::OpKind::kIdentity:
       return true;
     case ir::OpKind::kElement:
       return n.attrs<ir::ElementAttrs>().op == ir::ElementOp::kAdd;
-    case ir::OpKind::kSequential: {
-      const ir::SubOp& last = n.attrs<ir::SequentialAttrs>().steps.back();
-      return std::holds_alternative<ir::ConvAttrs>(last) || std::holds_alternative<ir::PoolAttrs>(last);
-    }
+    case ir::OpKind::kSequential:
+      return ir::step_traits(n.attrs<ir::SequentialAttrs>().steps.back()).writes_strided;
     case ir::OpKind::kInput:
+      return false;
+    case ir::OpKind::kConv:
+    case ir::OpKind::kPool:
     case ir::OpKind::kActivation:
     case ir::OpKind::kLinear:
-      return false;
+    case ir::OpKind::kResize:
+    case ir::OpKind::kChannelShuffle:
+      return ir::step_traits(*ir::as_step(n.op)).writes_strided;
   }
   return false;
 }

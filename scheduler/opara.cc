@@ -9,16 +9,19 @@ namespace ios::sched {
 
 bool is_memory_intensive(const ir::Node& n) {
   switch (n.kind()) {
-    case ir::OpKind::kPool:
     case ir::OpKind::kIdentity:
     case ir::OpKind::kElement:
-    case ir::OpKind::kActivation:
       return true;
-    case ir::OpKind::kConv:
-    case ir::OpKind::kLinear:
     case ir::OpKind::kSequential:  // holds convolutions
     case ir::OpKind::kInput:
       return false;
+    case ir::OpKind::kConv:
+    case ir::OpKind::kPool:
+    case ir::OpKind::kActivation:
+    case ir::OpKind::kLinear:
+    case ir::OpKind::kResize:
+    case ir::OpKind::kChannelShuffle:
+      return ir::step_traits(*ir::as_step(n.op)).memory_bound;
   }
   return false;
 }

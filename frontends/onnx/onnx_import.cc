@@ -30,6 +30,10 @@ using ir::NodeId;
 struct Activation {
   ir::Inputs terms;
   bool flat = false;  // after Flatten / Reshape to (N, C*H*W): only Gemm / MatMul and element ops read it
+  // A channel shuffle in progress: the tensor viewed as (N, g, C/g, H, W) by a Reshape (groups = g), then
+  // with g and C/g swapped by a Transpose (swapped). Only those and the Reshape back to 4-D read it.
+  int shuffle_groups = 0;
+  bool shuffle_swapped = false;
 };
 
 Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
@@ -88,6 +92,9 @@ class Importer {
   Status matmul(const onnx::NodeProto& n);
   Status pass_through(const onnx::NodeProto& n);
   Status constant(const onnx::NodeProto& n);
+  Status resize(const onnx::NodeProto& n);
+  Status transpose(const onnx::NodeProto& n);
+  Expected<bool> shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
   Status pool(const onnx::NodeProto& n, ir::PoolKind kind);
@@ -101,7 +108,10 @@ class Importer {
   // Inputs and outputs of a node.
   bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
   Expected<const Activation*> act_input(const onnx::NodeProto& n, int i) const;
+  // Also a channel shuffle's 5-D view, which act_input refuses.
+  Expected<const Activation*> any_act_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> const_input(const onnx::NodeProto& n, int i) const;
+  Expected<const Constant*> optional_const(const onnx::NodeProto& n, int i) const;
   Status only_first_output_used(const onnx::NodeProto& n) const;
   void define(const std::string& name, Activation a);
   void consume(const Activation& a);
@@ -178,6 +188,9 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Dropout", &Importer::pass_through},
       {"Identity", &Importer::pass_through},
       {"Constant", &Importer::constant},
+      {"Resize", &Importer::resize},
+      {"Upsample", &Importer::resize},
+      {"Transpose", &Importer::transpose},
   };
   return table;
 }
@@ -198,6 +211,15 @@ int Importer::uses(const std::string& name) const {
 }
 
 Expected<const Activation*> Importer::act_input(const onnx::NodeProto& n, int i) const {
+  ASSIGN_OR_RETURN(const Activation* a, any_act_input(n, i));
+  RETURN_ERROR_IF(a->shuffle_groups != 0, ErrorCode::kInvalidArgument,
+                  "input " + std::to_string(i) + " ('" + n.input(i) + "') is a 5-D view (N, " +
+                      std::to_string(a->shuffle_groups) +
+                      ", C/g, H, W); only a channel shuffle (Reshape, Transpose(0,2,1,3,4), Reshape) may read it");
+  return a;
+}
+
+Expected<const Activation*> Importer::any_act_input(const onnx::NodeProto& n, int i) const {
   RETURN_ERROR_IF(!has_input(n, i), ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " is missing");
   auto it = acts_.find(n.input(i));
   if (it != acts_.end()) return &it->second;
@@ -928,10 +950,14 @@ Status Importer::flatten(const onnx::NodeProto& n) {
   return Status::ok();
 }
 
-// Only the reshape that flattens to (batch, features), as models write before a classifier.
+// The reshape that flattens to (batch, features), as models write before a classifier, and the two of a
+// channel shuffle.
 Status Importer::reshape(const onnx::NodeProto& n) {
-  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* any, any_act_input(n, 0));
   ASSIGN_OR_RETURN(const Constant* shape, const_input(n, 1));
+  ASSIGN_OR_RETURN(bool shuffled, shuffle_reshape(n, *any, *shape));
+  if (shuffled) return Status::ok();
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   const int64_t features = shape_of(x->terms).numel();
   const auto& v = shape->ints;
   const bool flattens = v.size() == 2 && (v[0] == 0 || v[0] == -1 || v[0] == 1) && (v[1] == -1 || v[1] == features) &&
@@ -1055,6 +1081,200 @@ Status Importer::constant(const onnx::NodeProto& n) {
     return bad("only the value, value_float, value_int and value_ints forms are supported");
   }
   consts_[n.output(0)] = std::move(c);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Resizing and channel shuffles
+
+// An optional constant input: null where it is absent or empty (exporters pass "" or a 0-element tensor
+// for "not given").
+Expected<const Constant*> Importer::optional_const(const onnx::NodeProto& n, int i) const {
+  if (!has_input(n, i)) return nullptr;
+  ASSIGN_OR_RETURN(const Constant* c, const_input(n, i));
+  return c->numel() > 0 ? c : nullptr;
+}
+
+namespace {
+
+Expected<ir::ResizeCoord> resize_coord(const std::string& s) {
+  if (s == "half_pixel") return ir::ResizeCoord::kHalfPixel;
+  if (s == "pytorch_half_pixel") return ir::ResizeCoord::kPytorchHalfPixel;
+  if (s == "align_corners") return ir::ResizeCoord::kAlignCorners;
+  if (s == "asymmetric") return ir::ResizeCoord::kAsymmetric;
+  return bad("attribute 'coordinate_transformation_mode' = '" + s +
+             "' is not supported (half_pixel, pytorch_half_pixel, align_corners and asymmetric are)");
+}
+
+Expected<ir::ResizeRound> resize_round(const std::string& s) {
+  if (s == "round_prefer_floor") return ir::ResizeRound::kRoundPreferFloor;
+  if (s == "round_prefer_ceil") return ir::ResizeRound::kRoundPreferCeil;
+  if (s == "floor") return ir::ResizeRound::kFloor;
+  if (s == "ceil") return ir::ResizeRound::kCeil;
+  return bad("attribute 'nearest_mode' has unknown value '" + s + "'");
+}
+
+// An output size as a Resize states it (sizes) or implies it (floor(in * scale)), range-checked.
+Expected<int> resize_extent(double value, const char* axis) {
+  RETURN_ERROR_IF(!(value >= 1 && value <= limits::kMaxSpatial), ErrorCode::kInvalidArgument,
+                  std::string("output ") + axis + " must be in [1, " + std::to_string(limits::kMaxSpatial) + "]");
+  return int(value);
+}
+
+}  // namespace
+
+// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample (opset 9: X, scales): nearest or
+// linear over H and W. Before opset 11 the coordinates are asymmetric and nearest rounds down.
+Status Importer::resize(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  RETURN_IF_ERROR(only_first_output_used(n));
+  const Attributes at(n);
+  const bool legacy = n.op_type() == "Upsample" || opset_ < 11;
+  RETURN_ERROR_IF(n.op_type() == "Upsample" && opset_ < 9, ErrorCode::kInvalidArgument,
+                  "Upsample before opset 9 (scales as an attribute) is not supported");
+  ir::ResizeAttrs r;
+  ASSIGN_OR_RETURN(std::string mode, at.get_string("mode", "nearest"));
+  if (mode == "nearest") {
+    r.mode = ir::ResizeMode::kNearest;
+  } else if (mode == "linear" || (legacy && mode == "bilinear")) {
+    r.mode = ir::ResizeMode::kLinear;
+  } else {
+    return bad("attribute 'mode' = '" + mode + "' is not supported (nearest and linear are)");
+  }
+  std::vector<int64_t> axes;
+  if (legacy) {
+    r.coord = ir::ResizeCoord::kAsymmetric;
+    r.round = ir::ResizeRound::kFloor;
+  } else {
+    ASSIGN_OR_RETURN(std::string coord, at.get_string("coordinate_transformation_mode", "half_pixel"));
+    ASSIGN_OR_RETURN(r.coord, resize_coord(coord));
+    ASSIGN_OR_RETURN(std::string round, at.get_string("nearest_mode", "round_prefer_floor"));
+    ASSIGN_OR_RETURN(r.round, resize_round(round));
+    ASSIGN_OR_RETURN(std::string policy, at.get_string("keep_aspect_ratio_policy", "stretch"));
+    RETURN_ERROR_IF(policy != "stretch", ErrorCode::kInvalidArgument,
+                    "attribute 'keep_aspect_ratio_policy' = '" + policy + "' is not supported (stretch is)");
+    ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
+    const bool h_and_w = axes == std::vector<int64_t>{2, 3} || axes == std::vector<int64_t>{-2, -1};
+    RETURN_ERROR_IF(!axes.empty() && !h_and_w,
+                    ErrorCode::kInvalidArgument, "attribute 'axes' must name H and W ([2, 3]) where given");
+  }
+  const size_t rank = axes.empty() ? 4 : 2;
+  ASSIGN_OR_RETURN(const Constant* scales, optional_const(n, legacy ? 1 : 2));
+  ASSIGN_OR_RETURN(const Constant* sizes, legacy ? Expected<const Constant*>(nullptr) : optional_const(n, 3));
+  const ir::Shape in = shape_of(x->terms);
+  if (sizes) {
+    const auto& v = sizes->ints;
+    RETURN_ERROR_IF(v.size() != rank, ErrorCode::kInvalidArgument,
+                    "input 'sizes' must have " + std::to_string(rank) + " values");
+    RETURN_ERROR_IF(rank == 4 && (v[0] != batch_ || v[1] != in.c), ErrorCode::kInvalidArgument,
+                    "input 'sizes' may resize only H and W");
+    ASSIGN_OR_RETURN(r.out_h, resize_extent(double(v[rank - 2]), "height"));
+    ASSIGN_OR_RETURN(r.out_w, resize_extent(double(v[rank - 1]), "width"));
+  } else if (scales) {
+    const auto& v = scales->floats;
+    RETURN_ERROR_IF(v.size() != rank, ErrorCode::kInvalidArgument,
+                    "input 'scales' must have " + std::to_string(rank) + " values");
+    RETURN_ERROR_IF(rank == 4 && (v[0] != 1.f || v[1] != 1.f), ErrorCode::kInvalidArgument,
+                    "input 'scales' may resize only H and W");
+    const double sh = v[rank - 2], sw = v[rank - 1];
+    RETURN_ERROR_IF(!(sh > 0 && sw > 0 && sh <= limits::kMaxSpatial && sw <= limits::kMaxSpatial),
+                    ErrorCode::kInvalidArgument, "input 'scales' must be positive and finite");
+    ASSIGN_OR_RETURN(r.out_h, resize_extent(std::floor(in.h * sh), "height"));
+    ASSIGN_OR_RETURN(r.out_w, resize_extent(std::floor(in.w * sw), "width"));
+    r.scale_h = sh, r.scale_w = sw;
+  } else {
+    return bad("neither 'scales' nor 'sizes' is given");
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), r, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+namespace {
+
+// ONNX Reshape's target for an input of dimensions `in`: 0 copies the input's dimension there, -1 takes
+// what is left.
+Expected<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in, std::vector<int64_t> shape) {
+  int64_t total = 1;
+  for (int64_t d : in) total *= d;  // each within the IR's limits: no overflow
+  int64_t known = 1;
+  int inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) {
+      RETURN_ERROR_IF(i >= in.size(), ErrorCode::kInvalidArgument, "shape copies a dimension the input lacks");
+      shape[i] = in[i];
+    }
+    if (shape[i] == -1) {
+      RETURN_ERROR_IF(inferred >= 0, ErrorCode::kInvalidArgument, "shape has two -1 dimensions");
+      inferred = int(i);
+      continue;
+    }
+    RETURN_ERROR_IF(shape[i] < 1 || shape[i] > total / known, ErrorCode::kInvalidArgument,
+                    "shape does not fit the input's " + std::to_string(total) + " elements");
+    known *= shape[i];
+  }
+  if (inferred >= 0) {
+    RETURN_ERROR_IF(total % known != 0, ErrorCode::kInvalidArgument, "shape does not divide the input");
+    shape[size_t(inferred)] = total / known;
+  } else {
+    RETURN_ERROR_IF(known != total, ErrorCode::kInvalidArgument,
+                    "shape does not fit the input's " + std::to_string(total) + " elements");
+  }
+  return shape;
+}
+
+}  // namespace
+
+// The Reshapes of ShuffleNet's channel shuffle: (N, C, H, W) -> (N, g, C/g, H, W) starts one, and the
+// reshape back after Transpose(0,2,1,3,4) is one ChannelShuffle node. False: not a shuffle's reshape.
+Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
+  if (x.flat || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
+  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
+  RETURN_ERROR_IF(allow_zero != 0, ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 is not supported");
+  const ir::Shape s = shape_of(x.terms);
+  const int g = x.shuffle_groups;
+  const std::vector<int64_t> dims = g == 0 ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
+                                    : x.shuffle_swapped ? std::vector<int64_t>{batch_, s.c / g, g, s.h, s.w}
+                                                        : std::vector<int64_t>{batch_, g, s.c / g, s.h, s.w};
+  ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(dims, shape.ints));
+  Activation out = x;
+  if (g == 0) {
+    RETURN_ERROR_IF(t[0] != batch_ || t[3] != s.h || t[4] != s.w, ErrorCode::kInvalidArgument,
+                    "a reshape to 5-D is supported only as a channel shuffle's (N, g, C/g, H, W)");
+    out.shuffle_groups = int(t[1]);
+    out.shuffle_swapped = false;
+    consume(x);
+    define(n.output(0), std::move(out));
+    return true;
+  }
+  const std::vector<int64_t> plain{batch_, s.c, s.h, s.w};
+  RETURN_ERROR_IF(t != plain, ErrorCode::kInvalidArgument,
+                  "a 5-D view is supported only reshaped back to (N, C, H, W)");
+  consume(x);
+  out.shuffle_groups = 0;
+  if (x.shuffle_swapped) {
+    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ChannelShuffleAttrs{g}, x.terms));
+    out = Activation{{{v}}};
+    ++counts_["channel shuffles (Reshape, Transpose, Reshape) imported as one op"];
+  }
+  define(n.output(0), std::move(out));
+  return true;
+}
+
+// Transpose is supported where it swaps the groups of a channel shuffle's 5-D view.
+Status Importer::transpose(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, any_act_input(n, 0));
+  ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", {}));
+  const std::vector<int64_t> swap_groups{0, 2, 1, 3, 4};
+  RETURN_ERROR_IF(x->shuffle_groups == 0 || perm != swap_groups, ErrorCode::kInvalidArgument,
+                  "only the Transpose(0,2,1,3,4) of a channel shuffle (Reshape to (N, g, C/g, H, W), Transpose, "
+                  "Reshape back) is supported");
+  Activation out = *x;
+  out.shuffle_swapped = !out.shuffle_swapped;
+  consume(*x);
+  define(n.output(0), std::move(out));
   return Status::ok();
 }
 
