@@ -47,14 +47,31 @@ MODELS = {  # name: (input size, constructor arguments)
     "mnasnet1_0": (224, {}),
     "shufflenet_v2_x1_0": (224, {}),
     "convnext_tiny": (224, {}),
+    # Segmentation (torchvision.models.segmentation): the "out" head only; weights_backbone=None, so
+    # nothing is downloaded.
+    "fcn_resnet50": (224, {"weights_backbone": None}),
+    "deeplabv3_resnet50": (224, {"weights_backbone": None}),
+    "lraspp_mobilenet_v3_large": (224, {"weights_backbone": None}),
 }
+SEGMENTATION = {"fcn_resnet50", "deeplabv3_resnet50", "lraspp_mobilenet_v3_large"}
 POLICIES = ["sequential", "greedy", "dp_merge", "dp_parallel", "dp_parallel_merge", "opara"]
 
 
 def build_model(name, torch, torchvision):
     size, kwargs = MODELS[name]
     torch.manual_seed(0)
-    model = getattr(torchvision.models, name)(weights=None, **kwargs).eval()
+    family = torchvision.models.segmentation if name in SEGMENTATION else torchvision.models
+    model = getattr(family, name)(weights=None, **kwargs).eval()
+    if name in SEGMENTATION:
+        class OutHead(torch.nn.Module):  # the dict's "out" tensor: what the exported graph's output is
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+
+        model = OutHead(model).eval()
     gen = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for m in model.modules():

@@ -96,6 +96,9 @@ Value GraphBuilder::pool(In in, const PoolAttrs& attrs) { return add_node(attrs,
 Value GraphBuilder::identity(In in) { return add_node(IdentityAttrs{}, std::move(in.terms)); }
 Value GraphBuilder::activation(In in, Act act) { return add_node(ActivationAttrs{act}, std::move(in.terms)); }
 Value GraphBuilder::linear(In in, const LinearAttrs& attrs) { return add_node(attrs, std::move(in.terms)); }
+Value GraphBuilder::step(In in, const SubOp& op) {
+  return add_node(std::visit([](const auto& s) { return Op{s}; }, op), std::move(in.terms));
+}
 Value GraphBuilder::sequential(In in, SequentialAttrs steps) { return add_node(std::move(steps), std::move(in.terms)); }
 
 Value GraphBuilder::element(std::initializer_list<In> terms, ElementOp op) {

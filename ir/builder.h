@@ -50,6 +50,7 @@ class GraphBuilder {
   Value relu(In in) { return activation(std::move(in), Act::kRelu); }
   Value linear(In in, const LinearAttrs& attrs);
   Value sequential(In in, SequentialAttrs steps);
+  Value step(In in, const SubOp& op);  // any step op (ir/ops/), e.g. ResizeAttrs, ChannelShuffleAttrs
 
   // Composites used by NasNet and RandWire.
   Value sep_conv(In in, int out_channels, int kernel, int stride, int pad);       // depthwise + pointwise

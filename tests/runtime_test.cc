@@ -194,7 +194,14 @@ ir::Graph op_matrix_graph() {
   Value g = b.pool(s, GlobalMaxPool());
   Value h = b.pool(s, GlobalAvgPool());
   Value dw = b.conv(x, Conv(6).grouped(6).act(Act::kRelu6));  // a per-channel affine (imported BatchNorm)
-  Value both = b.identity(cat({g, h, b.pool(dw, GlobalAvgPool())}));
+  ResizeAttrs up;  // 9x9 -> 14x19, bilinear, and nearest back down into a sequential's steps
+  up.mode = ResizeMode::kLinear, up.coord = ResizeCoord::kHalfPixel, up.out_h = 14, up.out_w = 19;
+  ResizeAttrs down;
+  down.mode = ResizeMode::kNearest, down.coord = ResizeCoord::kAsymmetric, down.round = ResizeRound::kFloor;
+  down.out_h = 5, down.out_w = 4;
+  Value shuffled = b.step(cat({c1, c3}), ChannelShuffleAttrs{4});
+  Value up_down = b.sequential(shuffled, SequentialAttrs{{up, ChannelShuffleAttrs{2}, down}});
+  Value both = b.identity(cat({g, h, b.pool(dw, GlobalAvgPool()), b.pool(b.step(up_down, up), GlobalMaxPool())}));
   b.end_block(b.linear(both, LinearAttrs{16, true, Act::kRelu}));
   return *b.build();
 }

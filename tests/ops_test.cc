@@ -1,0 +1,153 @@
+// The step ops of ir/ops/: each op's serialization, shape inference and CPU reference, with one sample
+// of every op (a new op without a sample fails EveryStepOpHasASample).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/file_io.h"
+#include "ir/builder.h"
+#include "ir/json_io.h"
+#include "reference/reference_executor.h"
+
+namespace ios::ir {
+namespace {
+
+ResizeAttrs resize(ResizeMode mode, ResizeCoord coord, int h, int w, ResizeRound round = ResizeRound::kFloor) {
+  ResizeAttrs r;
+  r.mode = mode, r.coord = coord, r.round = round, r.out_h = h, r.out_w = w;
+  return r;
+}
+
+// One instance of every step op, its attributes away from the defaults where it has any.
+std::vector<SubOp> samples() {
+  ResizeAttrs scaled = resize(ResizeMode::kLinear, ResizeCoord::kAlignCorners, 10, 3);
+  scaled.scale_h = 1.5, scaled.scale_w = 0.5;
+  return {Conv(6).kernel(3, 1).stride(2).pad(1, 0).dilation(1, 2).grouped(2).bias(false).act(Act::kHardSwish),
+          MaxPool(3).stride(2).pad(1).ceil().include_pad(false),
+          ActivationAttrs{Act::kSilu},
+          LinearAttrs{5, false, Act::kGelu},
+          scaled,
+          ChannelShuffleAttrs{2}};
+}
+
+TEST(StepOps, EveryStepOpHasASample) {
+  std::set<size_t> covered;
+  for (const SubOp& s : samples()) covered.insert(s.index());
+  for (size_t i = 0; i < std::variant_size_v<SubOp>; ++i) {
+    EXPECT_TRUE(covered.count(i)) << "step op " << i << " has no sample in tests/ops_test.cc";
+  }
+}
+
+TEST(StepOps, EveryOpKindHasItsOwnName) {
+  std::set<std::string> names;
+  for (size_t k = 0; k < kOpKindCount; ++k) {
+    const std::string name = op_kind_name(OpKind(k));
+    EXPECT_NE(name, "?");
+    EXPECT_TRUE(names.insert(name).second) << name << " names two kinds";
+  }
+  for (const SubOp& s : samples()) {
+    const std::optional<SubOp> back = as_step(std::visit([](const auto& a) { return Op{a}; }, s));
+    ASSERT_TRUE(back);
+    EXPECT_STREQ(step_type(s), op_kind_name(OpKind(std::visit([](const auto& a) { return Op{a}; }, s).index())));
+  }
+}
+
+TEST(StepOps, EachSerializationReadsBackToTheSameAttributes) {
+  for (const SubOp& s : samples()) {
+    const nlohmann::json j = attrs_to_json(s);
+    EXPECT_EQ(j["type"], step_type(s));
+    // Through a graph file: a node of the op after a 4 x 6 x 6 input.
+    GraphBuilder b("g", {4, 6, 6});
+    b.begin_block();
+    b.end_block(b.step(b.input(), s));
+    auto g = b.build();
+    ASSERT_TRUE(g) << step_type(s) << ": " << g.status().to_string();
+    auto back = graph_from_json(graph_to_json(*g));
+    ASSERT_TRUE(back) << step_type(s) << ": " << back.status().to_string();
+    EXPECT_TRUE(back->nodes[1].op == g->nodes[1].op) << j.dump();
+    EXPECT_EQ(attrs_key(back->nodes[1].op), attrs_key(g->nodes[1].op));
+  }
+}
+
+TEST(StepOps, BadFieldsOfTheNewOpsAreNamed) {
+  auto read = [](const std::string& node) {
+    const std::string text = R"({"name": "g", "input": {"name": "x", "type": "placeholder", "output_shape": [4, 6, 6]},
+      "blocks": [{"enter_name": "x", "inner_nodes": [], "exit_node": )" +
+                             node + "}]}";
+    auto j = parse_json_text(text, "mem");
+    EXPECT_TRUE(j);
+    return graph_from_json(*j);
+  };
+  auto bad_mode = read(R"({"name": "r", "type": "resize", "mode": "cubic", "size": [3, 3], "inputs": [[["x", 0, 4]]]})");
+  ASSERT_FALSE(bad_mode);
+  EXPECT_NE(bad_mode.status().message().find("field 'mode' has unknown value 'cubic'"), std::string::npos)
+      << bad_mode.status().message();
+  auto no_size = read(R"({"name": "r", "type": "resize", "inputs": [[["x", 0, 4]]]})");
+  ASSERT_FALSE(no_size);
+  EXPECT_NE(no_size.status().message().find("missing field 'size'"), std::string::npos) << no_size.status().message();
+  auto groups = read(R"({"name": "s", "type": "channel_shuffle", "groups": 3, "inputs": [[["x", 0, 4]]]})");
+  ASSERT_FALSE(groups);
+  EXPECT_NE(groups.status().message().find("'groups' = 3 must divide the input's 4 channels"), std::string::npos)
+      << groups.status().message();
+}
+
+std::vector<float> run_one(const SubOp& op, Shape in, std::vector<float> x) {
+  GraphBuilder b("g", in);
+  b.begin_block();
+  b.end_block(b.step(b.input(), op));
+  auto g = b.build();
+  EXPECT_TRUE(g) << g.status().to_string();
+  reference::Tensor t(1, in);
+  t.data = std::move(x);
+  auto out = reference::run(*g, make_weights(*g), t);
+  EXPECT_TRUE(out) << out.status().to_string();
+  return out ? out->data : std::vector<float>{};
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << "element " << i;
+}
+
+TEST(ReferenceResize, NearestAsymmetricFloorRepeatsPixels) {
+  expect_near(run_one(resize(ResizeMode::kNearest, ResizeCoord::kAsymmetric, 4, 4), {1, 2, 2}, {1, 2, 3, 4}),
+              {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(ReferenceResize, BilinearHalfPixelIsPyTorchsAlignCornersFalse) {
+  // Along each axis the taps sit at -0.25 (clamped to 0), 0.25, 0.75 and 1.25 (clamped to 1).
+  expect_near(run_one(resize(ResizeMode::kLinear, ResizeCoord::kHalfPixel, 4, 4), {1, 2, 2}, {1, 2, 3, 4}),
+              {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4});
+}
+
+TEST(ReferenceResize, BilinearAlignCornersKeepsTheCorners) {
+  expect_near(run_one(resize(ResizeMode::kLinear, ResizeCoord::kAlignCorners, 3, 3), {1, 2, 2}, {1, 2, 3, 4}),
+              {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4});
+}
+
+TEST(ReferenceResize, NearestRoundingModesAndAStatedScale) {
+  // 4 -> 2 pixels, half_pixel: sources at 0.5 and 2.5, which the rounding modes split.
+  const std::vector<float> x = {10, 20, 30, 40};
+  auto down = [&](ResizeRound r) {
+    return run_one(resize(ResizeMode::kNearest, ResizeCoord::kHalfPixel, 1, 2, r), {1, 1, 4}, x);
+  };
+  expect_near(down(ResizeRound::kRoundPreferFloor), {10, 30});
+  expect_near(down(ResizeRound::kRoundPreferCeil), {20, 40});
+  expect_near(down(ResizeRound::kFloor), {10, 30});
+  expect_near(down(ResizeRound::kCeil), {20, 40});
+  // A stated scale of 3 on 4 pixels gives 2 outputs whose sources follow the scale: 0 and 1/3 -> 0, 0.
+  ResizeAttrs stated = resize(ResizeMode::kNearest, ResizeCoord::kAsymmetric, 1, 2);
+  stated.scale_w = 3;
+  expect_near(run_one(stated, {1, 1, 4}, x), {10, 10});
+}
+
+TEST(ReferenceChannelShuffle, ChannelsAreTransposedAcrossGroups) {
+  // 6 channels in 3 groups of 2: (0 1)(2 3)(4 5) -> 0 2 4 1 3 5, as numpy's x.reshape(3, 2).T.reshape(6).
+  expect_near(run_one(ChannelShuffleAttrs{3}, {6, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}),
+              {0, 0, 2, 2, 4, 4, 1, 1, 3, 3, 5, 5});
+  expect_near(run_one(ChannelShuffleAttrs{1}, {3, 1, 1}, {7, 8, 9}), {7, 8, 9});
+}
+
+}  // namespace
+}  // namespace ios::ir
