@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "ir/activation.h"
 #include "ir/ops/activation_op.h"
+#include "ir/ops/channel_norm.h"
 #include "ir/ops/channel_shuffle.h"
 #include "ir/ops/conv.h"
 #include "ir/ops/linear.h"
@@ -54,7 +55,8 @@ struct ElementAttrs {
 
 // The step ops (ir/ops/*.h): one input tensor to one output tensor, alone as a node or as a step of a
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
-using SubOp = std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs>;
+using SubOp =
+    std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -71,7 +73,7 @@ struct SequentialAttrs {
 };
 
 using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs,
-                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs>;
+                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -84,15 +86,17 @@ enum class OpKind : uint8_t {
   kSequential,
   kLinear,
   kResize,
-  kChannelShuffle
+  kChannelShuffle,
+  kChannelNorm
 };
-inline constexpr size_t kOpKindCount = 10;
+inline constexpr size_t kOpKindCount = 11;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), Op>, ConvAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kSequential), Op>, SequentialAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kLinear), Op>, LinearAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelShuffle), Op>, ChannelShuffleAttrs>,
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelShuffle), Op>, ChannelShuffleAttrs> &&
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs>,
               "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 

@@ -127,6 +127,23 @@ void shuffle_forward(const ir::ChannelShuffleAttrs& s, const Tensor& in, Tensor&
                   out.sample(b) + size_t(ch) * plane);
 }
 
+void channel_norm_forward(const ir::ChannelNormAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
+  const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+  const auto channels = static_cast<size_t>(in.shape.c);
+  for (int b = 0; b < in.batch; ++b)
+    for (size_t px = 0; px < plane; ++px) {
+      const float* src = in.sample(b) + px;
+      float* dst = out.sample(b) + px;
+      double mean = 0, var = 0;
+      for (size_t c = 0; c < channels; ++c) mean += src[c * plane];
+      mean /= double(channels);
+      for (size_t c = 0; c < channels; ++c) var += (src[c * plane] - mean) * (src[c * plane] - mean);
+      const double inv = 1.0 / std::sqrt(var / double(channels) + double(a.eps));
+      for (size_t c = 0; c < channels; ++c)
+        dst[c * plane] = static_cast<float>((src[c * plane] - mean) * inv * p.weight[c] + p.bias[c]);
+    }
+}
+
 // Sums the values of one term into a tensor.
 Tensor gather_term(const ir::Graph& g, const ir::Term& term, const std::vector<Tensor>& outputs, int batch) {
   const Shape& src0 = g.node(term[0].node).output_shape;
@@ -166,7 +183,8 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         },
                         [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); },
                         [&](const ir::ResizeAttrs& r) { resize_forward(r, in, out); },
-                        [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); }},
+                        [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); },
+                        [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); }},
              step);
   return out;
 }

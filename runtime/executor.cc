@@ -257,6 +257,11 @@ struct Executor::Impl {
                                                        a.groups, s);
                                 return Status::ok();
                               },
+                              [&](const ir::ChannelNormAttrs& a) -> Status {
+                                launch_channel_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out),
+                                                    st.weight, st.bias, a.eps, s);
+                                return Status::ok();
+                              },
                               [&](const ir::ConvAttrs&) -> Status {
                                 return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
                               }},
@@ -627,6 +632,18 @@ struct Executor::Impl {
     return Status::ok();
   }
 
+  // A per-channel scale and shift (channel norm): the step's weight and bias, C values each.
+  Status build_channel_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w) {
+    const ir::ParamTensor& p = w.at(u.ops[0], step);
+    const std::string key = weight_key(u, step);
+    ASSIGN_OR_RETURN(st.weight, upload(
+                                    key + ".w", [&]() -> const auto& { return p.weight; }, 1, st.in.c, 1, 1));
+    ASSIGN_OR_RETURN(st.bias, upload(
+                                  key + ".b", [&]() -> const auto& { return p.bias; }, 1, st.in.c, 1, 1));
+    st.weight_bytes = 2 * tensor_bytes(1, st.in.c, 1, 1);
+    return Status::ok();
+  }
+
   Status build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
                     const ir::Weights& w) {
     // A merged convolution's weights are packed only when the store does not hold them yet.
@@ -698,7 +715,8 @@ struct Executor::Impl {
                                 [](const ir::PoolAttrs&) { return Status::ok(); },
                                 [](const ir::ActivationAttrs&) { return Status::ok(); },
                                 [](const ir::ResizeAttrs&) { return Status::ok(); },
-                                [](const ir::ChannelShuffleAttrs&) { return Status::ok(); }},
+                                [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
+                                [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); }},
                      ops[i]));
       src = st.dst;
       in = st.out;

@@ -185,6 +185,27 @@ __global__ void shuffle_kernel(DevTensor in, DevTensor out, Extent e, int groups
   }
 }
 
+// One thread per pixel: two passes over its channels (mean, then variance), then the normalized values.
+template <typename T>
+__global__ void channel_norm_kernel(DevTensor in, DevTensor out, int batch, int channels, int hw, const T* scale,
+                                    const T* shift, float eps) {
+  GRID_STRIDE_LOOP(i, static_cast<long long>(batch) * hw) {
+    const int b = int(i / hw), p = int(i % hw);
+    float mean = 0.f, var = 0.f;
+    for (int c = 0; c < channels; ++c) mean += to_float(at<T>(in, Coord{b, c, p}));
+    mean /= float(channels);
+    for (int c = 0; c < channels; ++c) {
+      const float d = to_float(at<T>(in, Coord{b, c, p})) - mean;
+      var += d * d;
+    }
+    const float inv = rsqrtf(var / float(channels) + eps);
+    for (int c = 0; c < channels; ++c) {
+      const float v = (to_float(at<T>(in, Coord{b, c, p})) - mean) * inv;
+      at<T>(out, Coord{b, c, p}) = from_float<T>(v * to_float(scale[c]) + to_float(shift[c]));
+    }
+  }
+}
+
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -286,6 +307,15 @@ void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& ou
                             cudaStream_t stream) {
   dispatch(t, [&](auto v) {
     shuffle_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, groups);
+  });
+}
+
+void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
+                         const void* shift, float eps, cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    using T = decltype(v);
+    channel_norm_kernel<T><<<blocks_for(static_cast<long long>(e.batch) * e.hw), 256, 0, stream>>>(
+        in, out, e.batch, e.channels, e.hw, static_cast<const T*>(scale), static_cast<const T*>(shift), eps);
   });
 }
 

@@ -70,6 +70,11 @@ void launch_resize(DataType t, const DevTensor& in, const DevTensor& out, const 
 void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
                             cudaStream_t stream);
 
+// Layer normalization over each pixel's channels (ir/ops/channel_norm.h); scale and shift hold
+// e.channels values in the storage type.
+void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
+                         const void* shift, float eps, cudaStream_t stream);
+
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
 void launch_spin(double ms, cudaStream_t stream);
 // One thread that returns at once: the lead node of a timed stage's graph (ExecutorOptions::lead_kernel)

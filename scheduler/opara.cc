@@ -21,6 +21,7 @@ bool is_memory_intensive(const ir::Node& n) {
     case ir::OpKind::kLinear:
     case ir::OpKind::kResize:
     case ir::OpKind::kChannelShuffle:
+    case ir::OpKind::kChannelNorm:
       return ir::step_traits(*ir::as_step(n.op)).memory_bound;
   }
   return false;

@@ -1,7 +1,11 @@
-// The ONNX front end's Resize / Upsample and channel shuffle (Reshape, Transpose, Reshape) on models built
-// here, run by the CPU reference against values computed by hand.
+// The ONNX front end's layout ops on models built here, run by the CPU reference against values computed by
+// hand: Resize / Upsample, the channel shuffle (Reshape, Transpose, Reshape) and channels-last blocks
+// (Transpose, LayerNormalization, MatMul, Transpose: ConvNeXt).
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "frontends/onnx/onnx_import.h"
 #include "reference/reference_executor.h"
@@ -108,8 +112,75 @@ TEST(OnnxShuffle, OtherReshapesAndTransposesAreNamed) {
   EXPECT_NE(import_error(read5d).find("5-D view"), std::string::npos);
   Model transposed;
   transposed.input("x", {1, 6, 1, 1}).output("y");
-  set_ints(transposed.node("Transpose", {"x"}, {"y"}, "nhwc"), "perm", {0, 2, 3, 1});
-  EXPECT_NE(import_error(transposed).find("only the Transpose(0,2,1,3,4) of a channel shuffle"), std::string::npos);
+  set_ints(transposed.node("Transpose", {"x"}, {"y"}, "swap_hw"), "perm", {0, 1, 3, 2});
+  EXPECT_NE(import_error(transposed).find("only Transpose(0,2,3,1) and (0,3,1,2)"), std::string::npos);
+}
+
+// ConvNeXt's block after its depthwise convolution: x.permute(0,2,3,1), LayerNorm, Linear, activation,
+// Linear, permute back, layer scale, residual.
+TEST(OnnxChannelsLast, AConvNeXtBlockIsAChannelNormAndTwoPointwiseConvolutions) {
+  const int C = 4, K = 8, P = 6;  // channels, hidden width, pixels (2 x 3)
+  std::vector<float> scale = {1.f, 2.f, 0.5f, -1.f}, shift = {0.1f, 0.f, -0.2f, 0.3f}, w1(C * K), b1(K), w2(K * C),
+                     b2(C), ls = {0.5f, 1.f, 2.f, -1.f};
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = float((i * 7) % 11) / 11.f - 0.5f;
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = float((i * 5) % 13) / 13.f - 0.5f;
+  for (int k = 0; k < K; ++k) b1[size_t(k)] = 0.05f * float(k) - 0.2f;
+  for (int c = 0; c < C; ++c) b2[size_t(c)] = 0.1f * float(c);
+  Model m;
+  m.input("x", {1, C, 2, 3}).output("y");
+  m.init("scale", {C}, scale).init("shift", {C}, shift).init("w1", {C, K}, w1).init("b1", {K}, b1);
+  m.init("w2", {K, C}, w2).init("b2", {C}, b2).init("ls", {C, 1, 1}, ls);
+  set_ints(m.node("Transpose", {"x"}, {"t1"}), "perm", {0, 2, 3, 1});
+  set_float(m.node("LayerNormalization", {"t1", "scale", "shift"}, {"ln"}), "epsilon", 1e-6f);
+  m.node("MatMul", {"ln", "w1"}, {"m1"});
+  m.node("Add", {"m1", "b1"}, {"a1"});
+  m.node("Relu", {"a1"}, {"r"});
+  m.node("MatMul", {"r", "w2"}, {"m2"});
+  m.node("Add", {"b2", "m2"}, {"a2"});
+  set_ints(m.node("Transpose", {"a2"}, {"t2"}), "perm", {0, 3, 1, 2});
+  m.node("Mul", {"t2", "ls"}, {"s"});
+  m.node("Add", {"s", "x"}, {"y"});
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kChannelNorm), 1);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kConv), 2);
+  std::vector<float> x(size_t(C * P));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 3) % 7) - 3.f;
+  std::vector<float> want(x.size());
+  for (int p = 0; p < P; ++p) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < C; ++c) mean += x[size_t(c * P + p)] / double(C);
+    for (int c = 0; c < C; ++c) var += std::pow(x[size_t(c * P + p)] - mean, 2) / double(C);
+    std::vector<double> nrm(C), h(K);
+    for (int c = 0; c < C; ++c)
+      nrm[size_t(c)] = (x[size_t(c * P + p)] - mean) / std::sqrt(var + 1e-6) * scale[size_t(c)] + shift[size_t(c)];
+    for (int k = 0; k < K; ++k) {
+      double acc = b1[size_t(k)];
+      for (int c = 0; c < C; ++c) acc += nrm[size_t(c)] * w1[size_t(c * K + k)];
+      h[size_t(k)] = std::max(acc, 0.0);
+    }
+    for (int c = 0; c < C; ++c) {
+      double acc = b2[size_t(c)];
+      for (int k = 0; k < K; ++k) acc += h[size_t(k)] * w2[size_t(k * C + c)];
+      want[size_t(c * P + p)] = float(ls[size_t(c)] * acc + x[size_t(c * P + p)]);
+    }
+  }
+  expect_near(run(model, x), want, 1e-4f);
+}
+
+TEST(OnnxChannelsLast, OpsThatNeedNchwAndOtherNormalizationsAreNamed) {
+  Model conv;
+  conv.input("x", {1, 2, 2, 2}).output("y").init("w", {1, 2, 1, 1}, {1.f, 1.f});
+  set_ints(conv.node("Transpose", {"x"}, {"t"}), "perm", {0, 2, 3, 1});
+  conv.node("Conv", {"t", "w"}, {"y"}, "conv_nhwc");
+  EXPECT_NE(import_error(conv).find("channels-last"), std::string::npos);
+  Model out;
+  out.input("x", {1, 2, 2, 2}).output("y");
+  set_ints(out.node("Transpose", {"x"}, {"y"}), "perm", {0, 2, 3, 1});
+  EXPECT_NE(import_error(out).find("only NCHW outputs"), std::string::npos);
+  Model nchw;
+  nchw.input("x", {1, 2, 2, 2}).output("y").init("scale", {2, 2, 2}, std::vector<float>(8, 1.f));
+  set_int(nchw.node("LayerNormalization", {"x", "scale"}, {"y"}, "ln_chw"), "axis", 1);
+  EXPECT_NE(import_error(nchw).find("over the channels of a channels-last tensor"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <set>
 
 #include "common/file_io.h"
@@ -28,7 +29,8 @@ std::vector<SubOp> samples() {
           ActivationAttrs{Act::kSilu},
           LinearAttrs{5, false, Act::kGelu},
           scaled,
-          ChannelShuffleAttrs{2}};
+          ChannelShuffleAttrs{2},
+          ChannelNormAttrs{1e-3f}};
 }
 
 TEST(StepOps, EveryStepOpHasASample) {
@@ -147,6 +149,23 @@ TEST(ReferenceChannelShuffle, ChannelsAreTransposedAcrossGroups) {
   expect_near(run_one(ChannelShuffleAttrs{3}, {6, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}),
               {0, 0, 2, 2, 4, 4, 1, 1, 3, 3, 5, 5});
   expect_near(run_one(ChannelShuffleAttrs{1}, {3, 1, 1}, {7, 8, 9}), {7, 8, 9});
+}
+
+TEST(ReferenceChannelNorm, EachPixelIsNormalizedOverItsChannelsThenScaledAndShifted) {
+  GraphBuilder b("g", {2, 1, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), ChannelNormAttrs{0.f + 1e-6f}));
+  auto g = b.build();
+  ASSERT_TRUE(g);
+  Weights w = make_weights(*g);
+  w.per_node[1][0].weight = {2.f, 3.f};
+  w.per_node[1][0].bias = {10.f, 20.f};
+  reference::Tensor t(1, {2, 1, 2});
+  t.data = {1.f, 5.f, 3.f, 5.f};  // pixel 0: channels (1, 3) -> (-1, 1); pixel 1: (5, 5) -> (0, 0)
+  auto out = reference::run(*g, w, t);
+  ASSERT_TRUE(out);
+  const float one = 1.f / std::sqrt(1.f + 1e-6f);
+  expect_near(out->data, {10.f - 2.f * one, 10.f, 20.f + 3.f * one, 20.f});
 }
 
 }  // namespace

@@ -201,7 +201,9 @@ ir::Graph op_matrix_graph() {
   down.out_h = 5, down.out_w = 4;
   Value shuffled = b.step(cat({c1, c3}), ChannelShuffleAttrs{4});
   Value up_down = b.sequential(shuffled, SequentialAttrs{{up, ChannelShuffleAttrs{2}, down}});
-  Value both = b.identity(cat({g, h, b.pool(dw, GlobalAvgPool()), b.pool(b.step(up_down, up), GlobalMaxPool())}));
+  Value normed = b.step(b.conv(c4, Conv(12).act(Act::kNone)), ChannelNormAttrs{1e-6f});  // ConvNeXt's LayerNorm
+  Value both = b.identity(cat({g, h, b.pool(dw, GlobalAvgPool()), b.pool(b.step(up_down, up), GlobalMaxPool()),
+                               b.pool(normed, GlobalAvgPool())}));
   b.end_block(b.linear(both, LinearAttrs{16, true, Act::kRelu}));
   return *b.build();
 }

@@ -34,6 +34,9 @@ struct Activation {
   // with g and C/g swapped by a Transpose (swapped). Only those and the Reshape back to 4-D read it.
   int shuffle_groups = 0;
   bool shuffle_swapped = false;
+  // After Transpose(0,2,3,1): the same values read as (N, H, W, C), as PyTorch's channels-last blocks
+  // (ConvNeXt) write them. Ops on the last axis are ops on channels; Transpose(0,3,1,2) returns.
+  bool channels_last = false;
 };
 
 Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
@@ -90,10 +93,12 @@ class Importer {
   Status reshape(const onnx::NodeProto& n);
   Status gemm(const onnx::NodeProto& n);
   Status matmul(const onnx::NodeProto& n);
+  Status pointwise_matmul(const onnx::NodeProto& n, const Activation& x);
   Status pass_through(const onnx::NodeProto& n);
   Status constant(const onnx::NodeProto& n);
   Status resize(const onnx::NodeProto& n);
   Status transpose(const onnx::NodeProto& n);
+  Status layer_norm(const onnx::NodeProto& n);
   Expected<bool> shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
@@ -108,8 +113,10 @@ class Importer {
   // Inputs and outputs of a node.
   bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
   Expected<const Activation*> act_input(const onnx::NodeProto& n, int i) const;
-  // Also a channel shuffle's 5-D view, which act_input refuses.
+  // Also a channel shuffle's 5-D view and a channels-last tensor, which act_input refuses.
   Expected<const Activation*> any_act_input(const onnx::NodeProto& n, int i) const;
+  // Also a channels-last tensor: for the ops that act on each element or on the channel axis.
+  Expected<const Activation*> layout_act_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> const_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> optional_const(const onnx::NodeProto& n, int i) const;
   Status only_first_output_used(const onnx::NodeProto& n) const;
@@ -191,6 +198,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Resize", &Importer::resize},
       {"Upsample", &Importer::resize},
       {"Transpose", &Importer::transpose},
+      {"LayerNormalization", &Importer::layer_norm},
   };
   return table;
 }
@@ -211,6 +219,14 @@ int Importer::uses(const std::string& name) const {
 }
 
 Expected<const Activation*> Importer::act_input(const onnx::NodeProto& n, int i) const {
+  ASSIGN_OR_RETURN(const Activation* a, layout_act_input(n, i));
+  RETURN_ERROR_IF(a->channels_last, ErrorCode::kInvalidArgument,
+                  "input " + std::to_string(i) + " ('" + n.input(i) +
+                      "') is channels-last (after Transpose(0,2,3,1)); this op is supported on NCHW tensors only");
+  return a;
+}
+
+Expected<const Activation*> Importer::layout_act_input(const onnx::NodeProto& n, int i) const {
   ASSIGN_OR_RETURN(const Activation* a, any_act_input(n, i));
   RETURN_ERROR_IF(a->shuffle_groups != 0, ErrorCode::kInvalidArgument,
                   "input " + std::to_string(i) + " ('" + n.input(i) + "') is a 5-D view (N, " +
@@ -330,6 +346,7 @@ NodeId Importer::foldable(const Activation& a, bool per_channel) const {
 // A constant that broadcasts per channel against `x` ((N, C, H, W), or (N, F) when flat), as C values.
 Expected<std::vector<float>> Importer::per_channel(const Constant& c, const Activation& x, int channels) const {
   const size_t rank = x.flat ? 2 : 4;
+  const size_t channel_axis = x.channels_last ? 3 : 1;
   RETURN_ERROR_IF(c.dims.size() > rank, ErrorCode::kInvalidArgument,
                   "a constant of rank " + std::to_string(c.dims.size()) + " does not broadcast against the activation");
   // Right-aligned, as NumPy broadcasting: every dimension but the channel one (index 1) must be 1.
@@ -339,7 +356,7 @@ Expected<std::vector<float>> Importer::per_channel(const Constant& c, const Acti
     const int64_t d = c.dims[i];
     if (d == 1) continue;
     RETURN_ERROR_IF(
-        axis != 1 || d != channels, ErrorCode::kInvalidArgument,
+        axis != channel_axis || d != channels, ErrorCode::kInvalidArgument,
         "a constant of shape [" +
             [&] {
               std::string s;
@@ -489,7 +506,9 @@ Status Importer::channel_affine(const onnx::NodeProto& n, const Activation& x, c
   ASSIGN_OR_RETURN(ir::Value v,
                    emit(n.name(), ir::Conv(channels).grouped(channels).bias(shift != nullptr).act(ir::Act::kNone),
                         x.terms, std::move(p)));
-  define(n.output(0), Activation{{{v}}});
+  Activation out{{{v}}};
+  out.channels_last = x.channels_last;
+  define(n.output(0), std::move(out));
   return Status::ok();
 }
 
@@ -520,7 +539,7 @@ Status Importer::batch_norm(const onnx::NodeProto& n) {
 }
 
 Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
-  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
   if (NodeId id = foldable(*x, false); id != ir::kNoNode) {
     std::visit(
         [act](auto& attrs) {
@@ -534,7 +553,9 @@ Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
   }
   consume(*x);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ActivationAttrs{act}, x->terms));
-  define(n.output(0), Activation{{{v}}, x->flat});
+  Activation out{{{v}}, x->flat};
+  out.channels_last = x->channels_last;
+  define(n.output(0), std::move(out));
   return Status::ok();
 }
 
@@ -880,7 +901,7 @@ Status Importer::concat(const onnx::NodeProto& n) {
 Status Importer::add(const onnx::NodeProto& n) {
   if (n.op_type() == "Add" && n.input_size() == 2 && (consts_.count(n.input(0)) || consts_.count(n.input(1)))) {
     const int a = consts_.count(n.input(0)) ? 1 : 0;
-    ASSIGN_OR_RETURN(const Activation* x, act_input(n, a));
+    ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, a));
     ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1 - a));
     ASSIGN_OR_RETURN(auto shift, per_channel(*c, *x, channels_of(*x)));
     return channel_affine(n, *x, nullptr, &shift);
@@ -916,7 +937,7 @@ Status Importer::mul(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument, "needs two inputs");
   if (consts_.count(n.input(0)) || consts_.count(n.input(1))) {
     const int a = consts_.count(n.input(0)) ? 1 : 0;
-    ASSIGN_OR_RETURN(const Activation* x, act_input(n, a));
+    ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, a));
     ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1 - a));
     ASSIGN_OR_RETURN(auto scale, per_channel(*c, *x, channels_of(*x)));
     return channel_affine(n, *x, &scale, nullptr);
@@ -1031,7 +1052,8 @@ Status Importer::gemm(const onnx::NodeProto& n) {
 }
 
 Status Importer::matmul(const onnx::NodeProto& n) {
-  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  if (x->channels_last) return pointwise_matmul(n, *x);
   RETURN_IF_ERROR(needs_flat(*x));
   ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
   RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
@@ -1230,7 +1252,7 @@ Expected<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in, st
 // The Reshapes of ShuffleNet's channel shuffle: (N, C, H, W) -> (N, g, C/g, H, W) starts one, and the
 // reshape back after Transpose(0,2,1,3,4) is one ChannelShuffle node. False: not a shuffle's reshape.
 Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
-  if (x.flat || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
+  if (x.flat || x.channels_last || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
   ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
   RETURN_ERROR_IF(allow_zero != 0, ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 is not supported");
   const ir::Shape s = shape_of(x.terms);
@@ -1263,17 +1285,72 @@ Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activat
   return true;
 }
 
-// Transpose is supported where it swaps the groups of a channel shuffle's 5-D view.
+// Transpose is supported where it swaps the groups of a channel shuffle's 5-D view, and between NCHW and
+// channels-last (N, H, W, C), which changes how later ops read the axes, not the values.
 Status Importer::transpose(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* x, any_act_input(n, 0));
   ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", {}));
-  const std::vector<int64_t> swap_groups{0, 2, 1, 3, 4};
-  RETURN_ERROR_IF(x->shuffle_groups == 0 || perm != swap_groups, ErrorCode::kInvalidArgument,
-                  "only the Transpose(0,2,1,3,4) of a channel shuffle (Reshape to (N, g, C/g, H, W), Transpose, "
-                  "Reshape back) is supported");
+  const std::vector<int64_t> swap_groups{0, 2, 1, 3, 4}, to_last{0, 2, 3, 1}, to_first{0, 3, 1, 2};
   Activation out = *x;
-  out.shuffle_swapped = !out.shuffle_swapped;
+  if (x->shuffle_groups != 0 && perm == swap_groups) {
+    out.shuffle_swapped = !out.shuffle_swapped;
+  } else if (x->shuffle_groups == 0 && !x->flat && perm == (x->channels_last ? to_first : to_last)) {
+    out.channels_last = !x->channels_last;
+    ++counts_["Transposes between NCHW and channels-last dropped (later ops read the axes accordingly)"];
+  } else {
+    return bad("only Transpose(0,2,3,1) and (0,3,1,2) between NCHW and channels-last, and the Transpose(0,2,1,3,4) "
+               "of a channel shuffle (Reshape to (N, g, C/g, H, W), Transpose, Reshape back) are supported");
+  }
   consume(*x);
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// LayerNormalization over the channels of a channels-last tensor (its last axis): ConvNeXt's LayerNorm.
+Status Importer::layer_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  RETURN_IF_ERROR(only_first_output_used(n));
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t axis, at.get_int("axis", -1));
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  RETURN_ERROR_IF(x->flat || !x->channels_last || (axis != -1 && axis != 3), ErrorCode::kInvalidArgument,
+                  "only a normalization over the channels of a channels-last tensor (after Transpose(0,2,3,1), "
+                  "axis -1) is supported");
+  RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
+  const int channels = channels_of(*x);
+  ir::ParamTensor p;
+  ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
+  ASSIGN_OR_RETURN(p.weight, per_channel(*scale, *x, channels));
+  p.bias.assign(size_t(channels), 0.f);
+  if (has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
+    ASSIGN_OR_RETURN(p.bias, per_channel(*shift, *x, channels));
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ChannelNormAttrs{eps}, x->terms, std::move(p)));
+  Activation out{{{v}}};
+  out.channels_last = true;
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// MatMul of a channels-last tensor by a constant C x K matrix: a 1x1 convolution (ConvNeXt's pointwise MLP,
+// nn.Linear applied to (N, H, W, C)).
+Status Importer::pointwise_matmul(const onnx::NodeProto& n, const Activation& x) {
+  ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
+  const int channels = channels_of(x);
+  RETURN_ERROR_IF(b->dims.size() != 2 || b->dims[0] != channels, ErrorCode::kInvalidArgument,
+                  "input 1 must be a matrix of " + std::to_string(channels) + " rows (the channels)");
+  RETURN_ERROR_IF(b->dims[1] < 1 || b->dims[1] > limits::kMaxChannels, ErrorCode::kInvalidArgument,
+                  "input 1 has more columns than the limit of " + std::to_string(limits::kMaxChannels) + " channels");
+  const int out_channels = int(b->dims[1]);
+  ir::ParamTensor p{as_out_by_in(*b, true), {}};
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::Conv(out_channels).act(ir::Act::kNone).bias(false), x.terms,
+                                     std::move(p)));
+  Activation out{{{v}}};
+  out.channels_last = true;
+  ++counts_["MatMuls of channels-last tensors run as 1x1 convolutions"];
   define(n.output(0), std::move(out));
   return Status::ok();
 }
@@ -1407,6 +1484,8 @@ Status Importer::finish_output() {
   auto it = acts_.find(name);
   RETURN_ERROR_IF(it == acts_.end(), ErrorCode::kInvalidArgument,
                   "graph output '" + name + "' is a constant or produced by no node");
+  RETURN_ERROR_IF(it->second.channels_last || it->second.shuffle_groups != 0, ErrorCode::kInvalidArgument,
+                  "graph output '" + name + "' is channels-last or a 5-D view; only NCHW outputs are supported");
   ASSIGN_OR_RETURN(ir::Value v, materialize(it->second, name));
   const bool whole_last =
       v.node == NodeId(g_.nodes.size()) - 1 && v.begin == 0 && v.end == g_.nodes.back().output_shape.c;

@@ -115,6 +115,11 @@ Expected<std::pair<double, double>> OpReader::number_pair(const char* field, std
   return std::make_pair(a, b);
 }
 
+Expected<double> OpReader::number(const char* field, double fallback, double lo, double hi) const {
+  if (!j_.contains(field)) return fallback;
+  return json_number(j_[field], field_of(field), lo, hi, kCode);
+}
+
 Expected<bool> OpReader::boolean(const char* field, bool fallback) const {
   if (!j_.contains(field)) return fallback;
   return json_bool(j_[field], field_of(field), kCode);

@@ -45,6 +45,7 @@ class OpReader {
                                      int64_t hi) const;
   Expected<std::pair<double, double>> number_pair(const char* field, std::pair<double, double> fallback, double lo,
                                                   double hi) const;
+  Expected<double> number(const char* field, double fallback, double lo, double hi) const;
   Expected<bool> boolean(const char* field, bool fallback) const;
   Expected<Act> act(const char* field, Act fallback) const;
   // One of `names` (an enum's spellings, indexed by value).
