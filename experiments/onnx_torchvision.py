@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Bring-your-own-model check: torchvision models exported to ONNX, imported by `ios`, run with every
-policy on the GPU and compared with PyTorch's output on the same input; IOS-Both timed beside PyTorch's
-CUDA graph and torch.compile on the same topology and weights.
+"""Bring-your-own-model check: torchvision models (and timm models, named timm:NAME) exported to ONNX,
+imported by `ios`, run with every policy on the GPU and compared with PyTorch's output on the same input;
+IOS-Both timed beside PyTorch's CUDA graph and torch.compile on the same topology and weights. timm
+models run at 224 x 224 with timm's own init; a model that fails to export is reported as such.
 
 Per model: seeded random weights (torch.manual_seed(0), torchvision's own init) with BatchNorm statistics
 and affine parameters drawn at random too (at init they are the identity, which would hide a wrong fold);
@@ -58,10 +59,14 @@ POLICIES = ["sequential", "greedy", "dp_merge", "dp_parallel", "dp_parallel_merg
 
 
 def build_model(name, torch, torchvision):
-    size, kwargs = MODELS[name]
     torch.manual_seed(0)
-    family = torchvision.models.segmentation if name in SEGMENTATION else torchvision.models
-    model = getattr(family, name)(weights=None, **kwargs).eval()
+    if name.startswith("timm:"):
+        import timm
+        size, model = 224, timm.create_model(name[5:], pretrained=False).eval()
+    else:
+        size, kwargs = MODELS[name]
+        family = torchvision.models.segmentation if name in SEGMENTATION else torchvision.models
+        model = getattr(family, name)(weights=None, **kwargs).eval()
     if name in SEGMENTATION:
         class OutHead(torch.nn.Module):  # the dict's "out" tensor: what the exported graph's output is
             def __init__(self, m):
@@ -110,6 +115,7 @@ def main():
     ap.add_argument("--pytorch-modes", default="graph,compile")
     ap.add_argument("--dynamo", action="store_true", help="export with the dynamo exporter")
     ap.add_argument("--import-only", action="store_true", help="export and import, run nothing")
+    ap.add_argument("--skip-measured", action="store_true", help="no measured-cost-model IOS-Both run")
     ap.add_argument("--search-timeout", type=int, default=300, help="seconds for the measured IOS-Both search")
     ap.add_argument("--rounds", type=int, default=1, help="interleaved timing rounds (medians reported)")
     ap.add_argument("--ios-run-flags", default="", help="extra flags for every `ios run`, e.g. '--conv-engine X'")
@@ -128,19 +134,37 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     extra = args.ios_run_flags.split()
     rows = []
+
+    def write_outputs():  # after every model, so a run cut short by a timeout keeps what it measured
+        env = dict(gpu_environment(torch), torchvision=torchvision.__version__,
+                   ios=subprocess.run([args.ios, "--version"], capture_output=True, text=True).stdout.strip())
+        fields = ["model", "framework", "policy", "cost_model", "rc", "latency_ms", "rel_l2_vs_pytorch",
+                  "argmax_match", "rel_l2_vs_our_cpu", "compile_s", "onnx_mb", "import_s", "ops", "blocks"]
+        with open(os.path.join(args.out, "onnx_torchvision.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        with open(os.path.join(args.out, "onnx_torchvision.json"), "w") as f:
+            json.dump({"environment": env, "rows": rows}, f, indent=1)
+
     for name in args.models.split(","):
-        if name not in MODELS:
-            sys.exit(f"--models: unknown model '{name}' ({', '.join(MODELS)})")
-        d = os.path.join(args.out, name)
+        if name not in MODELS and not name.startswith("timm:"):
+            sys.exit(f"--models: unknown model '{name}' ({', '.join(MODELS)}, or timm:NAME)")
+        d = os.path.join(args.out, name.replace(":", "_"))
         os.makedirs(d, exist_ok=True)
         log = os.path.join(d, "ios.log")
         open(log, "w").close()
-        model, x = build_model(name, torch, torchvision)
-        onnx_path = os.path.join(d, name + ".onnx")
-        with torch.no_grad():
-            ref = model(x).numpy()
-            torch.onnx.export(model, (x,), onnx_path, opset_version=17, dynamo=args.dynamo,
-                              input_names=["input"], output_names=["logits"])
+        onnx_path = os.path.join(d, name.replace(":", "_") + ".onnx")
+        try:
+            model, x = build_model(name, torch, torchvision)
+            with torch.no_grad():
+                ref = model(x).numpy()
+                torch.onnx.export(model, (x,), onnx_path, opset_version=17, dynamo=args.dynamo,
+                                  input_names=["input"], output_names=["logits"])
+        except Exception as e:  # the model or the exporter, not ours: reported, and the next model runs
+            print(f"== {name}: export failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
+            rows.append({"model": name, "framework": "ios", "policy": "export", "cost_model": "-", "rc": "export failed"})
+            continue
         np.save(os.path.join(d, "x.npy"), x.numpy().astype(np.float32))
         rc, out = ios(args, ["import", "--onnx", onnx_path], log, 120)
         m = re.search(r"in ([0-9.]+) s: (\d+) ops in (\d+) blocks", out)
@@ -150,8 +174,11 @@ def main():
                 "blocks": int(m.group(3)) if m else None}
         if args.import_only:
             rows.append(dict(base, framework="ios", policy="import", cost_model="-", rc=rc))
+            write_outputs()
             continue
-        runs = [(p, "analytic") for p in args.policies.split(",")] + [("dp_parallel_merge", "measured")]
+        runs = [(p, "analytic") for p in args.policies.split(",")]
+        if not args.skip_measured:
+            runs.append(("dp_parallel_merge", "measured"))
         ios_rows = {}
         for policy, cost_model in runs:
             y = os.path.join(d, f"y_{policy}_{cost_model}.npy")
@@ -172,7 +199,7 @@ def main():
                   f"rel-L2 vs PyTorch {row.get('rel_l2_vs_pytorch', '-')} argmax {row.get('argmax_match', '-')}",
                   flush=True)
         cuda_model, cuda_x = model.cuda(), x.cuda()
-        modes = args.pytorch_modes.split(",")
+        modes = [m for m in args.pytorch_modes.split(",") if m]
         runners = {}
 
         def make(mode):
@@ -219,17 +246,9 @@ def main():
                           f"(rounds {row['latency_rounds']})", flush=True)
         del runners
         model.cpu()
-    env = dict(gpu_environment(torch), torchvision=torchvision.__version__,
-               ios=subprocess.run([args.ios, "--version"], capture_output=True, text=True).stdout.strip())
-    fields = ["model", "framework", "policy", "cost_model", "rc", "latency_ms", "rel_l2_vs_pytorch",
-              "argmax_match", "rel_l2_vs_our_cpu", "compile_s", "onnx_mb", "import_s", "ops", "blocks"]
-    with open(os.path.join(args.out, "onnx_torchvision.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "onnx_torchvision.json"), "w") as f:
-        json.dump({"environment": env, "rows": rows}, f, indent=1)
-    failures = [r for r in rows if r["framework"] == "ios" and (r["rc"] != 0 or (
+        write_outputs()
+    write_outputs()
+    failures = [r for r in rows if r["framework"] == "ios" and r["rc"] != "export failed" and (r["rc"] != 0 or (
         not args.import_only and (r.get("rel_l2_vs_pytorch", 1) > 1e-4 or not r.get("argmax_match"))))]
     print(f"{len(failures)} of {sum(r['framework'] == 'ios' for r in rows)} ios runs failed the check", flush=True)
     sys.exit(1 if failures else 0)
