@@ -1210,7 +1210,7 @@ struct RunArgs {
   std::string export_times;
   int chaos = 0;
   std::string exec = "staged";
-  bool check = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
+  bool check = false, check_nodes = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
   std::string trace_file, graph_dot_file;
   std::string input_file, output_file;
   std::string device = "gpu";
@@ -1354,6 +1354,33 @@ int check_output(const Graph& g, const ios::ir::Weights& weights, const std::vec
   std::fprintf(report.text(), "Check: relative L2 error vs CPU reference %.3e (tolerance %.0e): %s\n", err, tol,
                err < tol ? "PASS" : "FAIL");
   return err < tol ? 0 : 2;
+}
+
+// --check-nodes: every node's GPU output against the CPU reference's, in graph order, so a wrong answer
+// names the first op that computes it. Exit code 2 when any node is past the precision's tolerance.
+int check_nodes(const Graph& g, const ios::ir::Weights& weights, const std::vector<float>& input,
+                const ios::rt::Executor& exec, const ios::ExecConfig& config, Report& report) {
+  ios::reference::Tensor in(config.batch, g.input_shape());
+  in.data = input;
+  auto ref = ios::reference::run_all(g, weights, in, {true});
+  if (!ref) return fail(ref.status());
+  const double tol = config.tolerance();
+  nlohmann::json failing = nlohmann::json::array();
+  for (ios::ir::NodeId id = 1; id < static_cast<ios::ir::NodeId>(g.nodes.size()); ++id) {
+    auto got = exec.read(id);
+    if (!got) return fail(got.status());
+    const double err = ios::reference::relative_l2_error(*got, (*ref)[size_t(id)].data);
+    if (err < tol) continue;
+    const ios::ir::Node& n = g.node(id);
+    if (failing.size() < 10)
+      std::fprintf(report.text(), "Node '%s' (%s %s): relative L2 error vs CPU reference %.3e\n", n.name.c_str(),
+                   ios::ir::op_kind_name(n.kind()), ios::ir::attrs_key(n.op).c_str(), err);
+    failing.push_back({{"node", n.name}, {"relative_l2_error", err}});
+  }
+  report.json["check_nodes"] = {{"tolerance", tol}, {"failing", failing}};
+  std::fprintf(report.text(), "Check nodes: %zu of %d nodes past the tolerance %.0e: %s\n", failing.size(),
+               g.op_count(), tol, failing.empty() ? "PASS" : "FAIL");
+  return failing.empty() ? 0 : 2;
 }
 
 // Chaos mode: the unperturbed output, then `replays` runs with random delays before every plan step, each
@@ -1539,6 +1566,7 @@ int cmd_run(RunArgs& a) {
   options.fuse_sums = !a.no_fused_sums;
   options.share_concats = !a.no_shared_concats;
   options.chaos = a.chaos > 0;
+  options.keep_all = a.check_nodes;
   std::unique_ptr<ios::rt::KernelProfiler> profiler;
   if (!a.trace_file.empty()) {
     auto p = ios::rt::KernelProfiler::create();
@@ -1580,7 +1608,7 @@ int cmd_run(RunArgs& a) {
     if (Status s = report_timing(a, exec, **context, plan, *t, report); !s) return fail(s);
     if (profiler)
       if (Status s = report_trace(a, *g, exec, *profiler, plan, report); !s) return fail(s);
-    if (a.check || !a.output_file.empty()) {
+    if (a.check || a.check_nodes || !a.output_file.empty()) {
       if (Status s = exec.poison_activations(); !s) return fail(s);
       if (Status s = exec.set_input(*input); !s) return fail(s);
       if (Status s = exec.run(); !s) return fail(s);
@@ -1597,7 +1625,9 @@ int cmd_run(RunArgs& a) {
                  out.to_string().c_str());
     report.json["output_file"] = a.output_file;
   }
-  return report.finish(a.check ? check_output(*g, weights, *input, output, config, report) : 0);
+  int rc = a.check ? check_output(*g, weights, *input, output, config, report) : 0;
+  if (a.check_nodes) rc = std::max(rc, check_nodes(*g, weights, *input, exec, config, report));
+  return report.finish(rc);
 }
 #endif
 
@@ -1669,6 +1699,9 @@ int run_cli(int argc, char** argv) {
                   "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
   run->add_option("--output", run_args.output_file, "write the output batch: .npy, or raw float32 for other names");
   run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
+  run->add_flag("--check-nodes", run_args.check_nodes,
+                "compare every node's output with the CPU reference and name those past the tolerance (keeps every "
+                "activation: more memory)");
   run->add_option("--device", run_args.device, kDeviceHelp)->check(CLI::IsMember({"gpu", "cpu"}));
   run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
   run->add_option("--exec", run_args.exec,

@@ -331,6 +331,7 @@ std::optional<fe::PointwiseMode_t> act_mode(ir::Act a) {
     case ir::Act::kHardSwish:
     case ir::Act::kMish:
     case ir::Act::kSoftsign:
+    case ir::Act::kLeakyRelu:
       break;
   }
   return std::nullopt;

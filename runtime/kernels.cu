@@ -185,24 +185,41 @@ __global__ void shuffle_kernel(DevTensor in, DevTensor out, Extent e, int groups
   }
 }
 
-// One thread per pixel: two passes over its channels (mean, then variance), then the normalized values.
+// A block normalizes kNormPixels pixels: threadIdx.x picks the pixel (neighbouring pixels are neighbouring
+// addresses in NCHW), threadIdx.y a slice of the channels; the mean, then the variance of the deviations,
+// are reduced over the slices in shared memory. Three passes over the channels, the later ones from cache.
+constexpr int kNormPixels = 32, kNormSlices = 8;
+
 template <typename T>
 __global__ void channel_norm_kernel(DevTensor in, DevTensor out, int batch, int channels, int hw, const T* scale,
                                     const T* shift, float eps) {
-  GRID_STRIDE_LOOP(i, static_cast<long long>(batch) * hw) {
-    const int b = int(i / hw), p = int(i % hw);
-    float mean = 0.f, var = 0.f;
-    for (int c = 0; c < channels; ++c) mean += to_float(at<T>(in, Coord{b, c, p}));
-    mean /= float(channels);
-    for (int c = 0; c < channels; ++c) {
+  __shared__ float partial[kNormSlices][kNormPixels];
+  const long long i = static_cast<long long>(blockIdx.x) * kNormPixels + threadIdx.x;
+  const bool live = i < static_cast<long long>(batch) * hw;
+  const int b = live ? int(i / hw) : 0, p = live ? int(i % hw) : 0;
+  auto reduce = [&](float v) {  // the sum over the slices, for this thread's pixel
+    partial[threadIdx.y][threadIdx.x] = v;
+    __syncthreads();
+    float total = 0.f;
+    for (int s = 0; s < kNormSlices; ++s) total += partial[s][threadIdx.x];
+    __syncthreads();
+    return total;
+  };
+  float sum = 0.f;
+  if (live)
+    for (int c = threadIdx.y; c < channels; c += kNormSlices) sum += to_float(at<T>(in, Coord{b, c, p}));
+  const float mean = reduce(sum) / float(channels);
+  float dev = 0.f;
+  if (live)
+    for (int c = threadIdx.y; c < channels; c += kNormSlices) {
       const float d = to_float(at<T>(in, Coord{b, c, p})) - mean;
-      var += d * d;
+      dev += d * d;
     }
-    const float inv = rsqrtf(var / float(channels) + eps);
-    for (int c = 0; c < channels; ++c) {
-      const float v = (to_float(at<T>(in, Coord{b, c, p})) - mean) * inv;
-      at<T>(out, Coord{b, c, p}) = from_float<T>(v * to_float(scale[c]) + to_float(shift[c]));
-    }
+  const float inv = rsqrtf(reduce(dev) / float(channels) + eps);
+  if (!live) return;
+  for (int c = threadIdx.y; c < channels; c += kNormSlices) {
+    const float v = (to_float(at<T>(in, Coord{b, c, p})) - mean) * inv;
+    at<T>(out, Coord{b, c, p}) = from_float<T>(v * to_float(scale[c]) + to_float(shift[c]));
   }
 }
 
@@ -314,7 +331,9 @@ void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, 
                          const void* shift, float eps, cudaStream_t stream) {
   dispatch(t, [&](auto v) {
     using T = decltype(v);
-    channel_norm_kernel<T><<<blocks_for(static_cast<long long>(e.batch) * e.hw), 256, 0, stream>>>(
+    const long long pixels = static_cast<long long>(e.batch) * e.hw;
+    const auto blocks = static_cast<unsigned>((pixels + kNormPixels - 1) / kNormPixels);
+    channel_norm_kernel<T><<<blocks, dim3(kNormPixels, kNormSlices), 0, stream>>>(
         in, out, e.batch, e.channels, e.hw, static_cast<const T*>(scale), static_cast<const T*>(shift), eps);
   });
 }

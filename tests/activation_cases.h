@@ -43,6 +43,7 @@ inline const std::vector<ActivationCase>& activation_cases() {
       {ir::Act::kSoftplus, [](double x) { return std::log(1 + std::exp(x)); }, {{0, 0.6931471806}}},
       {ir::Act::kMish, [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }, {{1, 0.8650983883}}},
       {ir::Act::kSoftsign, [](double x) { return x / (1 + std::fabs(x)); }, {{-3, -0.75}, {1, 0.5}}},
+      {ir::Act::kLeakyRelu, [](double x) { return x > 0 ? x : 0.01 * x; }, {{-2, -0.02}, {3, 3}}},
   };
   return cases;
 }

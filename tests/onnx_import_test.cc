@@ -146,6 +146,7 @@ TEST(OnnxActivation, TableActivationsImportByTheirOnnxOps) {
       {"Softplus", ir::Act::kSoftplus, {}},
       {"Mish", ir::Act::kMish, {}},
       {"Softsign", ir::Act::kSoftsign, {}},
+      {"LeakyRelu", ir::Act::kLeakyRelu, {}},
       {"Gelu", ir::Act::kGelu, {}},
       {"Gelu", ir::Act::kGeluTanh, [](onnx::NodeProto& n) { set_string(n, "approximate", "tanh"); }},
   };
@@ -189,6 +190,12 @@ TEST(OnnxActivation, ParametersOtherThanTheTablesAreNamed) {
   elu.input("x", {1, 1, 1, 1}).output("y");
   set_float(elu.node("Elu", {"x"}, {"y"}, "e"), "alpha", 0.5f);
   EXPECT_FALSE(elu.import());
+  Model leaky;
+  leaky.input("x", {1, 1, 1, 1}).output("y");
+  set_float(leaky.node("LeakyRelu", {"x"}, {"y"}, "l"), "alpha", 0.1f);
+  auto lr = leaky.import();
+  ASSERT_FALSE(lr);
+  EXPECT_NE(lr.status().message().find("attribute 'alpha' is 0.1"), std::string::npos) << lr.status().message();
 }
 
 // PyTorch exports SiLU as x * Sigmoid(x) and (below opset 20) GELU as its erf form: each becomes one

@@ -75,6 +75,7 @@ class Importer {
   Status softplus(const onnx::NodeProto& n) { return activation(n, ir::Act::kSoftplus); }
   Status mish(const onnx::NodeProto& n) { return activation(n, ir::Act::kMish); }
   Status softsign(const onnx::NodeProto& n) { return activation(n, ir::Act::kSoftsign); }
+  Status leaky_relu(const onnx::NodeProto& n);
   Status max_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kMax); }
   Status avg_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kAvg); }
   Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
@@ -167,6 +168,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Softplus", &Importer::softplus},
       {"Mish", &Importer::mish},
       {"Softsign", &Importer::softsign},
+      {"LeakyRelu", &Importer::leaky_relu},
       {"MaxPool", &Importer::max_pool},
       {"AveragePool", &Importer::avg_pool},
       {"GlobalMaxPool", &Importer::global_max_pool},
@@ -614,6 +616,12 @@ Status Importer::gelu(const onnx::NodeProto& n) {
 Status Importer::elu(const onnx::NodeProto& n) {
   RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 1.f, 1.f, "the default"));
   return activation(n, ir::Act::kElu);
+}
+
+// PyTorch's default slope (timm's CSP and Darknet nets); the table has no other.
+Status Importer::leaky_relu(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 0.01f, 0.01f, "PyTorch's default"));
+  return activation(n, ir::Act::kLeakyRelu);
 }
 
 Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
