@@ -128,7 +128,8 @@ NodeCost Graph::cost(NodeId id) const {
     case OpKind::kLinear:
     case OpKind::kResize:
     case OpKind::kChannelShuffle:
-    case OpKind::kChannelNorm: {
+    case OpKind::kChannelNorm:
+    case OpKind::kPad: {
       const NodeCost c = step_cost(*as_step(n.op), n.input_shape, n.output_shape);
       return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
     }

@@ -21,6 +21,7 @@
 #include "ir/ops/conv.h"
 #include "ir/ops/linear.h"
 #include "ir/ops/op_common.h"
+#include "ir/ops/pad.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/resize.h"
 
@@ -56,7 +57,8 @@ struct ElementAttrs {
 // The step ops (ir/ops/*.h): one input tensor to one output tensor, alone as a node or as a step of a
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
 using SubOp =
-    std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs>;
+    std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs,
+                 PadAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -73,7 +75,7 @@ struct SequentialAttrs {
 };
 
 using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs,
-                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs>;
+                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -87,16 +89,18 @@ enum class OpKind : uint8_t {
   kLinear,
   kResize,
   kChannelShuffle,
-  kChannelNorm
+  kChannelNorm,
+  kPad
 };
-inline constexpr size_t kOpKindCount = 11;
+inline constexpr size_t kOpKindCount = 12;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), Op>, ConvAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kSequential), Op>, SequentialAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kLinear), Op>, LinearAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelShuffle), Op>, ChannelShuffleAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs>,
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs> &&
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPad), Op>, PadAttrs>,
               "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 

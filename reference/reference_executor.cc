@@ -144,6 +144,23 @@ void channel_norm_forward(const ir::ChannelNormAttrs& a, const ir::ParamTensor& 
     }
 }
 
+void pad_forward(const ir::PadAttrs& a, const Tensor& in, Tensor& out) {
+  const Shape& is = in.shape;
+  const Shape& os = out.shape;
+  for (int b = 0; b < in.batch; ++b)
+    for (int ch = 0; ch < is.c; ++ch) {
+      const float* src = in.sample(b) + static_cast<size_t>(ch) * is.h * is.w;
+      float* dst = out.sample(b) + static_cast<size_t>(ch) * os.h * os.w;
+      for (int y = 0; y < os.h; ++y) {
+        const int sy = ir::pad_source(a.mode, y, a.top, is.h);
+        for (int x = 0; x < os.w; ++x) {
+          const int sx = ir::pad_source(a.mode, x, a.left, is.w);
+          dst[y * os.w + x] = sy < 0 || sx < 0 ? a.value : src[sy * is.w + sx];
+        }
+      }
+    }
+}
+
 // Sums the values of one term into a tensor.
 Tensor gather_term(const ir::Graph& g, const ir::Term& term, const std::vector<Tensor>& outputs, int batch) {
   const Shape& src0 = g.node(term[0].node).output_shape;
@@ -184,7 +201,8 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); },
                         [&](const ir::ResizeAttrs& r) { resize_forward(r, in, out); },
                         [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); },
-                        [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); }},
+                        [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); },
+                        [&](const ir::PadAttrs& a) { pad_forward(a, in, out); }},
              step);
   return out;
 }

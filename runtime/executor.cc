@@ -262,6 +262,11 @@ struct Executor::Impl {
                                                     st.weight, st.bias, a.eps, s);
                                 return Status::ok();
                               },
+                              [&](const ir::PadAttrs& a) -> Status {
+                                const PadArgs pa{a.mode, a.top, a.left, st.in.h, st.in.w, st.out.w, a.value};
+                                launch_pad(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), pa, s);
+                                return Status::ok();
+                              },
                               [&](const ir::ConvAttrs&) -> Status {
                                 return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
                               }},
@@ -716,7 +721,8 @@ struct Executor::Impl {
                                 [](const ir::ActivationAttrs&) { return Status::ok(); },
                                 [](const ir::ResizeAttrs&) { return Status::ok(); },
                                 [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
-                                [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); }},
+                                [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); },
+                                [](const ir::PadAttrs&) { return Status::ok(); }},
                      ops[i]));
       src = st.dst;
       in = st.out;

@@ -8,6 +8,7 @@
 
 #include "ir/activation.h"
 #include "ir/ops/channel_shuffle.h"
+#include "ir/ops/pad.h"
 #include "ir/ops/resize.h"
 #include "runtime/kernels.h"
 
@@ -177,6 +178,16 @@ __global__ void resize_kernel(DevTensor in, DevTensor out, Extent e, ResizeArgs 
 }
 
 template <typename T>
+__global__ void pad_kernel(DevTensor in, DevTensor out, Extent e, PadArgs a) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    const int y = ir::pad_source(a.mode, k.p / a.out_w, a.top, a.in_h);
+    const int x = ir::pad_source(a.mode, k.p % a.out_w, a.left, a.in_w);
+    at<T>(out, k) = y < 0 || x < 0 ? from_float<T>(a.value) : at<T>(in, Coord{k.b, k.c, y * a.in_w + x});
+  }
+}
+
+template <typename T>
 __global__ void shuffle_kernel(DevTensor in, DevTensor out, Extent e, int groups) {
   GRID_STRIDE_LOOP(i, total(e)) {
     const Coord k = coord(i, e);
@@ -318,6 +329,11 @@ void launch_pool(DataType t, const DevTensor& in, const DevTensor& out, const Ex
 void launch_resize(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const ResizeArgs& r,
                    cudaStream_t stream) {
   dispatch(t, [&](auto v) { resize_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, r); });
+}
+
+void launch_pad(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const PadArgs& a,
+                cudaStream_t stream) {
+  dispatch(t, [&](auto v) { pad_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, a); });
 }
 
 void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,

@@ -1,5 +1,5 @@
 // The few kernels cuDNN does not provide: gathering op inputs (sums of channel slices, concats),
-// pooling with ceil mode and PyTorch's divisor, resizing, channel shuffles, bias + activation, per-channel affines, element-wise
+// pooling with ceil mode and PyTorch's divisor, resizing, padding, channel shuffles, bias + activation, per-channel affines, element-wise
 // products. Each is templated on the storage type (float, half, bfloat16; math in float) and reads any layout: a
 // tensor is a pointer to its first element and element strides (layout is just strides).
 #pragma once
@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "common/element_types.h"
+#include "ir/ops/pad.h"
 #include "ir/ops/resize.h"
 
 namespace ios::rt {
@@ -64,6 +65,15 @@ struct ResizeArgs {
 };
 void launch_resize(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const ResizeArgs& r,
                    cudaStream_t stream);
+
+// Padding (ir/ops/pad.h); `e.hw` is the output's pixel count.
+struct PadArgs {
+  ir::PadMode mode;
+  int top, left, in_h, in_w, out_w;
+  float value;
+};
+void launch_pad(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const PadArgs& a,
+                cudaStream_t stream);
 
 // Channel shuffle (ir/ops/channel_shuffle.h): out channel c = in channel shuffle_source(c); `in` and
 // `out` are distinct buffers.

@@ -62,6 +62,7 @@ bool writes_strided(const ir::Node& n) {
     case ir::OpKind::kResize:
     case ir::OpKind::kChannelShuffle:
     case ir::OpKind::kChannelNorm:
+    case ir::OpKind::kPad:
       return ir::step_traits(*ir::as_step(n.op)).writes_strided;
   }
   return false;

@@ -22,6 +22,7 @@ bool is_memory_intensive(const ir::Node& n) {
     case ir::OpKind::kResize:
     case ir::OpKind::kChannelShuffle:
     case ir::OpKind::kChannelNorm:
+    case ir::OpKind::kPad:
       return ir::step_traits(*ir::as_step(n.op)).memory_bound;
   }
   return false;

@@ -116,6 +116,79 @@ TEST(OnnxShuffle, OtherReshapesAndTransposesAreNamed) {
   EXPECT_NE(import_error(transposed).find("only Transpose(0,2,3,1) and (0,3,1,2)"), std::string::npos);
 }
 
+TEST(OnnxPad, ConstantReflectAndEdgePadsOfHeightAndWidth) {
+  auto padded = [](const char* mode, std::vector<int64_t> pads, bool value) {
+    Model m;
+    m.input("x", {1, 1, 2, 2}).output("y").init_ints("pads", pads).init("v", {}, {7.f});
+    auto& p = m.node("Pad", value ? std::vector<std::string>{"x", "pads", "v"} : std::vector<std::string>{"x", "pads"},
+                     {"y"}, "pad");
+    set_string(p, "mode", mode);
+    return m;
+  };
+  // [[1 2] [3 4]], one column on the left and one row at the bottom.
+  expect_near(run(imported(padded("constant", {0, 0, 0, 1, 0, 0, 1, 0}, true)), k2x2), {7, 1, 2, 7, 3, 4, 7, 7, 7});
+  expect_near(run(imported(padded("reflect", {0, 0, 0, 1, 0, 0, 1, 0}, false)), k2x2), {2, 1, 2, 4, 3, 4, 2, 1, 2});
+  expect_near(run(imported(padded("edge", {0, 0, 0, 1, 0, 0, 1, 0}, false)), k2x2), {1, 1, 2, 3, 3, 4, 3, 3, 4});
+  EXPECT_NE(import_error(padded("wrap", {0, 0, 0, 1, 0, 0, 1, 0}, false)).find("'wrap' is not supported"),
+            std::string::npos);
+  EXPECT_NE(import_error(padded("constant", {0, 1, 0, 0, 0, 0, 0, 0}, false)).find("only H and W"), std::string::npos);
+  EXPECT_NE(import_error(padded("constant", {0, 0, -1, 0, 0, 0, 0, 0}, false)).find("negative pads crop"),
+            std::string::npos);
+  EXPECT_NE(import_error(padded("reflect", {0, 0, 0, 2, 0, 0, 0, 0}, false)).find("reflect padding of 2 columns"),
+            std::string::npos);
+}
+
+// timm's "same" padding (tf_* models): the pads computed from the input's shape with float arithmetic
+// (Cast, Div, Ceil, Sub, Mul, Add, Max), then Pad: all evaluated at import, one Pad node remains.
+TEST(OnnxPad, SamePaddingComputedFromTheShapeIsEvaluatedAtImport) {
+  Model m;  // width 5, kernel 3, stride 2: pad = max((ceil(5 / 2) - 1) * 2 + 3 - 5, 0) = 2 -> 1 left, 1 right
+  m.input("x", {1, 1, 1, 5}).output("y").init_ints("i3", {3}).init("two", {}, {2.f}).init("one", {}, {1.f});
+  m.init("k", {}, {3.f}).init("zero", {}, {0.f}).init_ints("z", {0});
+  m.node("Shape", {"x"}, {"s"});
+  m.node("Gather", {"s", "i3"}, {"w"});
+  set_int(m.node("Cast", {"w"}, {"wf"}), "to", onnx::TensorProto::FLOAT);
+  m.node("Div", {"wf", "two"}, {"q"});
+  m.node("Ceil", {"q"}, {"c"});
+  m.node("Sub", {"c", "one"}, {"c1"});
+  m.node("Mul", {"c1", "two"}, {"c2"});
+  m.node("Add", {"c2", "k"}, {"c3"});
+  m.node("Sub", {"c3", "wf"}, {"total"});
+  m.node("Max", {"total", "zero"}, {"pad"});
+  m.node("Div", {"pad", "two"}, {"half"});
+  m.node("Floor", {"half"}, {"left"});
+  m.node("Sub", {"pad", "left"}, {"right"});
+  set_int(m.node("Cast", {"left"}, {"li"}), "to", onnx::TensorProto::INT64);
+  set_int(m.node("Cast", {"right"}, {"ri"}), "to", onnx::TensorProto::INT64);
+  // pads = [0, 0, 0, left, 0, 0, 0, right]
+  set_int(m.node("Concat", {"z", "z", "z", "li", "z", "z", "z", "ri"}, {"pads"}), "axis", 0);
+  m.node("Pad", {"x", "pads"}, {"y"});
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1);
+  expect_near(run(model, {1, 2, 3, 4, 5}), {0, 1, 2, 3, 4, 5, 0});
+}
+
+// NF-Nets' weight standardization: the convolution's weight computed from parameters at run time
+// ((w - mean) / sqrt(var + eps) * gain, with ReduceMean, Sub, Pow, Add, Sqrt, Div, Mul): evaluated at import.
+TEST(OnnxFold, WeightsComputedFromInitializersAreEvaluatedAtImport) {
+  Model m;
+  m.input("x", {1, 2, 1, 1}).output("y").init("w", {2, 2, 1, 1}, {1.f, 3.f, -2.f, 2.f});
+  m.init("gain", {2, 1, 1, 1}, {1.f, 0.5f}).init("eps", {}, {0.f}).init("p2", {}, {2.f});
+  auto& mean = m.node("ReduceMean", {"w"}, {"mean"});
+  set_ints(mean, "axes", {1, 2, 3});
+  m.node("Sub", {"w", "mean"}, {"d"});
+  m.node("Pow", {"d", "p2"}, {"d2"});
+  set_ints(m.node("ReduceMean", {"d2"}, {"var"}), "axes", {1, 2, 3});
+  m.node("Add", {"var", "eps"}, {"ve"});
+  m.node("Sqrt", {"ve"}, {"sd"});
+  m.node("Div", {"d", "sd"}, {"z"});
+  m.node("Mul", {"z", "gain"}, {"ws"});
+  m.node("Conv", {"x", "ws"}, {"y"});
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1);
+  // rows standardize to (-1, 1) and (-1, 1) * 0.5: y = (x1 - x0, 0.5 * (x1 - x0))
+  expect_near(run(model, {2.f, 5.f}), {3.f, 1.5f});
+}
+
 // ConvNeXt's block after its depthwise convolution: x.permute(0,2,3,1), LayerNorm, Linear, activation,
 // Linear, permute back, layer scale, residual.
 TEST(OnnxChannelsLast, AConvNeXtBlockIsAChannelNormAndTwoPointwiseConvolutions) {

@@ -30,7 +30,8 @@ std::vector<SubOp> samples() {
           LinearAttrs{5, false, Act::kGelu},
           scaled,
           ChannelShuffleAttrs{2},
-          ChannelNormAttrs{1e-3f}};
+          ChannelNormAttrs{1e-3f},
+          PadAttrs{PadMode::kReflect, 1, 2, 0, 1, 0.f}};
 }
 
 TEST(StepOps, EveryStepOpHasASample) {
@@ -149,6 +150,25 @@ TEST(ReferenceChannelShuffle, ChannelsAreTransposedAcrossGroups) {
   expect_near(run_one(ChannelShuffleAttrs{3}, {6, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}),
               {0, 0, 2, 2, 4, 4, 1, 1, 3, 3, 5, 5});
   expect_near(run_one(ChannelShuffleAttrs{1}, {3, 1, 1}, {7, 8, 9}), {7, 8, 9});
+}
+
+TEST(ReferencePad, ConstantReflectAndEdgeFillEachSide) {
+  // 1 x 2 x 3 input [[1 2 3] [4 5 6]]; one row on top, one column left and two right.
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  expect_near(run_one(PadAttrs{PadMode::kConstant, 1, 1, 0, 2, 9.f}, {1, 2, 3}, x),
+              {9, 9, 9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 9, 4, 5, 6, 9, 9});
+  expect_near(run_one(PadAttrs{PadMode::kReflect, 1, 1, 0, 2, 0.f}, {1, 2, 3}, x),
+              {5, 4, 5, 6, 5, 4, 2, 1, 2, 3, 2, 1, 5, 4, 5, 6, 5, 4});
+  expect_near(run_one(PadAttrs{PadMode::kEdge, 1, 1, 0, 2, 0.f}, {1, 2, 3}, x),
+              {1, 1, 2, 3, 3, 3, 1, 1, 2, 3, 3, 3, 4, 4, 5, 6, 6, 6});
+}
+
+TEST(StepOps, AReflectionLongerThanTheSideItMirrorsIsAnError) {
+  auto out = PadAttrs{PadMode::kReflect, 0, 3, 0, 0, 0.f}.infer({1, 4, 3});
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.status().message().find("reflect padding of 3 columns needs more than 3 input columns"),
+            std::string::npos)
+      << out.status().message();
 }
 
 TEST(ReferenceChannelNorm, EachPixelIsNormalizedOverItsChannelsThenScaledAndShifted) {

@@ -49,22 +49,57 @@ Status check_size(int64_t n) {
   return Status::ok();
 }
 
-// Add / Sub / Mul / Div of two constants of one shape, or one of them a single value.
+// NumPy broadcasting of two shapes (right-aligned; a dimension of 1 stretches).
+Expected<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    RETURN_ERROR_IF(x != y && x != 1 && y != 1, ErrorCode::kInvalidArgument,
+                    "operands of shapes that do not broadcast (" + std::to_string(x) + " against " + std::to_string(y) +
+                        ")");
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// The flat index into a constant of `dims` (right-aligned against `out`) of output element `flat`.
+size_t broadcast_index(const std::vector<int64_t>& dims, const std::vector<int64_t>& out, size_t flat) {
+  size_t index = 0, stride = 1;
+  for (size_t k = out.size(); k-- > 0;) {
+    const auto coord = int64_t(flat % size_t(out[k]));
+    flat /= size_t(out[k]);
+    const size_t d = k + dims.size();
+    if (d < out.size()) continue;  // an axis the operand lacks
+    const int64_t size = dims[d - out.size()];
+    if (size != 1) index += size_t(coord) * stride;
+    stride *= size_t(size);
+  }
+  return index;
+}
+
+// Add / Sub / Mul / Div / Pow / Max / Min of two constants, broadcast as NumPy does. Integers stay
+// integers (checked for overflow) except under Pow.
 Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Constant& b) {
-  RETURN_ERROR_IF(a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1, ErrorCode::kInvalidArgument,
-                  "folds only operands of one shape or a scalar");
-  const Constant& shape = a.numel() >= b.numel() ? a : b;
-  const size_t n = size_t(shape.numel());
-  auto at = [](const auto& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; };
-  if (is_integer(a) && is_integer(b)) {
-    std::vector<int64_t> out(n);
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t x = at(a.ints, i), y = at(b.ints, i);
+  // A scalar may come without dimensions: its one value broadcasts as a 0-D tensor.
+  const std::vector<int64_t> da = a.numel() == 1 && a.dims.empty() ? std::vector<int64_t>{} : a.dims;
+  const std::vector<int64_t> db = b.numel() == 1 && b.dims.empty() ? std::vector<int64_t>{} : b.dims;
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(da, db));
+  int64_t n = 1;
+  for (int64_t d : dims) RETURN_ERROR_IF(__builtin_mul_overflow(n, d, &n), ErrorCode::kInvalidArgument, "a shape past int64");
+  RETURN_ERROR_IF(n > std::max({a.numel(), b.numel(), kMaxFoldedElements}), ErrorCode::kInvalidArgument,
+                  "broadcasting makes more than the limit of " + std::to_string(kMaxFoldedElements) + " values");
+  if (is_integer(a) && is_integer(b) && op != "Pow") {
+    std::vector<int64_t> out(static_cast<size_t>(n));
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int64_t x = a.ints[broadcast_index(da, dims, i)], y = b.ints[broadcast_index(db, dims, i)];
       // The operands are untrusted: a result past int64 is an error, never undefined behaviour.
       bool overflow = false;
       if (op == "Add") overflow = __builtin_add_overflow(x, y, &out[i]);
       if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &out[i]);
       if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &out[i]);
+      if (op == "Max") out[i] = std::max(x, y);
+      if (op == "Min") out[i] = std::min(x, y);
       if (op == "Div") {
         RETURN_ERROR_IF(y == 0, ErrorCode::kInvalidArgument, "integer division by zero");
         overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
@@ -72,14 +107,96 @@ Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Co
       }
       RETURN_ERROR_IF(overflow, ErrorCode::kInvalidArgument, "integer " + op + " overflows int64");
     }
-    return make(shape.dims, std::move(out));
+    return make(dims, std::move(out));
   }
-  std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const float x = at(a.floats, i), y = at(b.floats, i);
-    out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const float x = a.floats[broadcast_index(da, dims, i)], y = b.floats[broadcast_index(db, dims, i)];
+    out[i] = op == "Add"   ? x + y
+             : op == "Sub" ? x - y
+             : op == "Mul" ? x * y
+             : op == "Div" ? x / y
+             : op == "Pow" ? std::pow(x, y)
+             : op == "Max" ? std::max(x, y)
+                           : std::min(x, y);
   }
-  return make_floats(shape.dims, std::move(out));
+  return make_floats(dims, std::move(out));
+}
+
+// Ceil, Floor, Neg, Abs, Sqrt, Reciprocal of a constant; Ceil and Floor of integers are the integers.
+Expected<Constant> unary(const std::string& op, const Constant& a) {
+  if (is_integer(a) && (op == "Ceil" || op == "Floor" || op == "Neg" || op == "Abs")) {
+    std::vector<int64_t> out = a.ints;
+    for (int64_t& v : out) {
+      RETURN_ERROR_IF((op == "Neg" || op == "Abs") && v == std::numeric_limits<int64_t>::min(),
+                      ErrorCode::kInvalidArgument, "integer " + op + " overflows int64");
+      if (op == "Neg") v = -v;
+      if (op == "Abs") v = v < 0 ? -v : v;
+    }
+    return make(a.dims, std::move(out));
+  }
+  std::vector<float> out = a.floats;
+  for (float& v : out)
+    v = op == "Ceil"    ? std::ceil(v)
+        : op == "Floor" ? std::floor(v)
+        : op == "Neg"   ? -v
+        : op == "Abs"   ? std::fabs(v)
+        : op == "Sqrt"  ? std::sqrt(v)
+                        : 1.f / v;
+  return make_floats(a.dims, std::move(out));
+}
+
+// Clip of a constant between constant bounds (inputs 1 and 2, opset 11+; absent: unbounded).
+Expected<Constant> clip(const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* x, input(in, 0));
+  Constant out = *x;
+  for (size_t k = 1; k <= 2; ++k) {
+    if (k >= in.size() || !in[k]) continue;
+    RETURN_ERROR_IF(in[k]->numel() != 1, ErrorCode::kInvalidArgument, "Clip bounds must be single values");
+    ASSIGN_OR_RETURN(out, arithmetic(k == 1 ? "Max" : "Min", out, *in[k]));
+  }
+  return out;
+}
+
+// ReduceMean / ReduceSum of a constant over axes (attribute, or input 1 from opset 18), keepdims.
+Expected<Constant> reduce(const onnx::NodeProto& n, const std::vector<const Constant*>& in, int opset) {
+  ASSIGN_OR_RETURN(const Constant* x, input(in, 0));
+  const auto rank = int64_t(x->dims.size());
+  std::vector<int64_t> axes;
+  if ((opset >= 18 || n.op_type() == "ReduceSum") && in.size() > 1 && in[1]) {
+    ASSIGN_OR_RETURN(axes, ints_of(in, 1));
+  } else {
+    ASSIGN_OR_RETURN(axes, Attributes(n).get_ints("axes", {}));
+  }
+  ASSIGN_OR_RETURN(int64_t keepdims, Attributes(n).get_int("keepdims", 1));
+  std::vector<bool> reduced(size_t(rank), axes.empty());
+  for (int64_t ax : axes) {
+    const int64_t a = normalize_axis(ax, rank);
+    RETURN_ERROR_IF(a < 0 || a >= rank, ErrorCode::kInvalidArgument, "axis " + std::to_string(ax) + " out of range");
+    reduced[size_t(a)] = true;
+  }
+  std::vector<int64_t> kept_dims, out_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    kept_dims.push_back(reduced[size_t(d)] ? 1 : x->dims[size_t(d)]);
+    if (!reduced[size_t(d)] || keepdims) out_dims.push_back(kept_dims.back());
+  }
+  int64_t n_out = 1;
+  for (int64_t d : kept_dims) n_out *= d;
+  std::vector<double> sum(size_t(n_out), 0.0);
+  for (size_t i = 0; i < x->floats.size(); ++i) {
+    size_t flat = i, index = 0, stride = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      const size_t coord = flat % size_t(x->dims[size_t(d)]);
+      flat /= size_t(x->dims[size_t(d)]);
+      if (!reduced[size_t(d)]) index += coord * stride;
+      stride *= size_t(kept_dims[size_t(d)]);
+    }
+    sum[index] += x->floats[i];
+  }
+  const double count = double(x->numel()) / double(std::max<int64_t>(n_out, 1));
+  std::vector<float> out;
+  for (double v : sum) out.push_back(float(n.op_type() == "ReduceMean" ? v / count : v));
+  return make_floats(out_dims, std::move(out));
 }
 
 Expected<Constant> gather(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
@@ -265,6 +382,11 @@ Expected<Constant> reshape(const std::vector<const Constant*>& in) {
   return out;
 }
 
+const std::set<std::string>& unary_ops() {
+  static const std::set<std::string> ops = {"Ceil", "Floor", "Neg", "Abs", "Sqrt", "Reciprocal"};
+  return ops;
+}
+
 const std::set<std::string>& constant_only() {
   static const std::set<std::string> ops = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Range", "ConstantOfShape"};
   return ops;
@@ -275,7 +397,9 @@ const std::set<std::string>& constant_only() {
 bool is_constant_only_op(const std::string& op_type) { return constant_only().count(op_type) > 0; }
 
 bool is_foldable_op(const std::string& op_type) {
-  static const std::set<std::string> also = {"Add", "Sub", "Mul", "Div", "Concat", "Slice", "Cast", "Reshape"};
+  static const std::set<std::string> also = {"Add",       "Sub",  "Mul", "Div", "Concat", "Slice",      "Cast",
+                                             "Reshape",   "Pow",  "Max", "Min", "Clip",   "ReduceMean", "ReduceSum",
+                                             "Ceil",      "Floor", "Neg", "Abs", "Sqrt",  "Reciprocal"};
   return is_constant_only_op(op_type) || also.count(op_type) > 0;
 }
 
@@ -285,10 +409,25 @@ Expected<Constant> fold_node(const onnx::NodeProto& n, const std::vector<const C
   if (op == "Shape") {  // of a constant
     ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
     out = make({int64_t(data->dims.size())}, data->dims);
-  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow") {
     ASSIGN_OR_RETURN(const Constant* a, input(in, 0));
     ASSIGN_OR_RETURN(const Constant* b, input(in, 1));
     out = arithmetic(op, *a, *b);
+  } else if (op == "Max" || op == "Min") {  // variadic
+    ASSIGN_OR_RETURN(const Constant* first, input(in, 0));
+    Constant acc = *first;
+    for (size_t k = 1; k < in.size(); ++k) {
+      ASSIGN_OR_RETURN(const Constant* next, input(in, k));
+      ASSIGN_OR_RETURN(acc, arithmetic(op, acc, *next));
+    }
+    out = std::move(acc);
+  } else if (unary_ops().count(op)) {
+    ASSIGN_OR_RETURN(const Constant* a, input(in, 0));
+    out = unary(op, *a);
+  } else if (op == "Clip") {
+    out = clip(in);
+  } else if (op == "ReduceMean" || op == "ReduceSum") {
+    out = reduce(n, in, opset);
   } else if (op == "Gather") {
     out = gather(n, in);
   } else if (op == "Unsqueeze" || op == "Squeeze") {

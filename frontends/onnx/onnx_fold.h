@@ -1,7 +1,8 @@
-// Shape arithmetic evaluated at import: exporters compute reshape targets and sizes with Shape, Gather,
-// Unsqueeze, Concat, Slice, Cast and integer Add / Sub / Mul / Div. Where every input of such a node is a
-// constant (Shape reads only its input's static shape), the importer evaluates it here, so that no shape
-// arithmetic reaches the IR.
+// Constant arithmetic evaluated at import: exporters compute reshape targets, sizes and paddings with
+// Shape, Gather, Unsqueeze, Concat, Slice, Cast, Ceil, Floor, Clip, Max and integer arithmetic, and some
+// models compute their weights from parameters (weight standardization: ReduceMean, Sub, Pow, Sqrt, Div
+// of initializers). Where every input of such a node is a constant (Shape reads only its input's static
+// shape), the importer evaluates it here, so that none of it reaches the IR.
 #pragma once
 
 #include <onnx/onnx_pb.h>

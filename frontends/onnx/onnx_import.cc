@@ -100,6 +100,7 @@ class Importer {
   Status resize(const onnx::NodeProto& n);
   Status transpose(const onnx::NodeProto& n);
   Status layer_norm(const onnx::NodeProto& n);
+  Status pad(const onnx::NodeProto& n);
   Expected<bool> shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
@@ -183,6 +184,17 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Squeeze", &Importer::constant_only},
       {"Range", &Importer::constant_only},
       {"ConstantOfShape", &Importer::constant_only},
+      // Evaluated at import where their inputs are constants (onnx_fold.h): shape and weight arithmetic.
+      {"Ceil", &Importer::constant_only},
+      {"Floor", &Importer::constant_only},
+      {"Neg", &Importer::constant_only},
+      {"Abs", &Importer::constant_only},
+      {"Sqrt", &Importer::constant_only},
+      {"Reciprocal", &Importer::constant_only},
+      {"Pow", &Importer::constant_only},
+      {"Max", &Importer::constant_only},
+      {"Min", &Importer::constant_only},
+      {"ReduceSum", &Importer::constant_only},
       {"Sub", &Importer::sub_div},
       {"Div", &Importer::sub_div},
       {"Split", &Importer::split},
@@ -201,6 +213,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Upsample", &Importer::resize},
       {"Transpose", &Importer::transpose},
       {"LayerNormalization", &Importer::layer_norm},
+      {"Pad", &Importer::pad},
   };
   return table;
 }
@@ -1218,6 +1231,54 @@ Status Importer::resize(const onnx::NodeProto& n) {
   }
   consume(*x);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), r, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// Pad (opset 11+: data, pads, constant_value, axes) of H and W: constant, reflect or edge.
+Status Importer::pad(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ASSIGN_OR_RETURN(std::string mode, Attributes(n).get_string("mode", "constant"));
+  ir::PadAttrs a;
+  if (mode == "constant") {
+    a.mode = ir::PadMode::kConstant;
+  } else if (mode == "reflect") {
+    a.mode = ir::PadMode::kReflect;
+  } else if (mode == "edge") {
+    a.mode = ir::PadMode::kEdge;
+  } else {
+    return bad("attribute 'mode' = '" + mode + "' is not supported (constant, reflect and edge are)");
+  }
+  ASSIGN_OR_RETURN(const Constant* pads, const_input(n, 1));
+  std::vector<int64_t> axes = {0, 1, 2, 3};
+  if (has_input(n, 3)) {
+    ASSIGN_OR_RETURN(const Constant* given, const_input(n, 3));
+    axes = given->ints;
+    for (int64_t& ax : axes) ax = ax < 0 ? ax + 4 : ax;
+  }
+  const auto& p = pads->ints;
+  RETURN_ERROR_IF(p.size() != 2 * axes.size(), ErrorCode::kInvalidArgument,
+                  "input 'pads' must hold a begin and an end per axis");
+  std::array<int64_t, 4> begin{}, end{};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    RETURN_ERROR_IF(axes[i] < 0 || axes[i] > 3, ErrorCode::kInvalidArgument, "input 'axes' names an axis past 4-D");
+    begin[size_t(axes[i])] = p[i], end[size_t(axes[i])] = p[i + axes.size()];
+  }
+  RETURN_ERROR_IF(begin[0] || end[0] || begin[1] || end[1], ErrorCode::kInvalidArgument,
+                  "pads batch or channels; only H and W are supported");
+  for (int64_t v : {begin[2], begin[3], end[2], end[3]})
+    RETURN_ERROR_IF(v < 0 || v > limits::kMaxPadding, ErrorCode::kInvalidArgument,
+                    "pads must be in [0, " + std::to_string(limits::kMaxPadding) + "] (negative pads crop)");
+  a.top = int(begin[2]), a.left = int(begin[3]), a.bottom = int(end[2]), a.right = int(end[3]);
+  if (has_input(n, 2) && a.mode == ir::PadMode::kConstant) {
+    ASSIGN_OR_RETURN(const Constant* value, const_input(n, 2));
+    RETURN_ERROR_IF(value->floats.size() != 1 || !std::isfinite(value->floats[0]), ErrorCode::kInvalidArgument,
+                    "input 'constant_value' must be one finite value");
+    a.value = value->floats[0];
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), a, x->terms));
   define(n.output(0), Activation{{{v}}});
   return Status::ok();
 }
