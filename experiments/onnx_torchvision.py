@@ -166,6 +166,7 @@ def main():
             rows.append({"model": name, "framework": "ios", "policy": "export", "cost_model": "-", "rc": "export failed"})
             continue
         np.save(os.path.join(d, "x.npy"), x.numpy().astype(np.float32))
+        np.save(os.path.join(d, "pytorch_out.npy"), ref.astype(np.float32))
         rc, out = ios(args, ["import", "--onnx", onnx_path], log, 120)
         m = re.search(r"in ([0-9.]+) s: (\d+) ops in (\d+) blocks", out)
         print(f"== {name}: import rc {rc}, {m.group(0) if m else out.strip()[-300:]}", flush=True)

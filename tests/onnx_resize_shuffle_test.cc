@@ -189,6 +189,31 @@ TEST(OnnxFold, WeightsComputedFromInitializersAreEvaluatedAtImport) {
   expect_near(run(model, {2.f, 5.f}), {3.f, 1.5f});
 }
 
+// The same standardization written as batch_norm in training mode over the weight viewed as (1, out, k),
+// and a slice of an N-D initializer: both evaluated at import.
+TEST(OnnxFold, TrainingModeBatchNormAndSlicesOfInitializersAreEvaluatedAtImport) {
+  Model m;
+  m.input("x", {1, 2, 1, 1}).output("y").init("w", {3, 2, 1, 1}, {1.f, 3.f, -2.f, 2.f, 7.f, 7.f});
+  m.init_ints("s0", {0}).init_ints("s2", {2}).init_ints("ax", {0}).init_ints("flat", {1, 2, 2});
+  m.init_ints("back", {2, 2, 1, 1}).init("one", {2}, {1.f, 1.f}).init("zero", {2}, {0.f, 0.f});
+  m.node("Slice", {"w", "s0", "s2", "ax"}, {"w2"});  // the first two output channels
+  m.node("Reshape", {"w2", "flat"}, {"wf"});
+  set_int(m.node("BatchNormalization", {"wf", "one", "zero", "zero", "one"}, {"wn"}), "training_mode", 1);
+  m.node("Reshape", {"wn", "back"}, {"ws"});
+  m.node("Conv", {"x", "ws"}, {"y"});
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 1);
+  expect_near(run(model, {2.f, 5.f}), {3.f, 3.f}, 1e-4f);  // both rows become (-1, 1)
+}
+
+TEST(OnnxFold, TransposedInitializersAreEvaluatedAtImport) {
+  Model m;  // the weight stored as (in, out): [[1, 2], [3, 4]] -> (out, in) [[1, 3], [2, 4]]
+  m.input("x", {1, 2, 1, 1}).output("y").init("wt", {2, 2, 1, 1}, {1.f, 2.f, 3.f, 4.f});
+  set_ints(m.node("Transpose", {"wt"}, {"w"}), "perm", {1, 0, 2, 3});
+  m.node("Conv", {"x", "w"}, {"y"});
+  expect_near(run(imported(m), {1.f, 10.f}), {31.f, 42.f});
+}
+
 // ConvNeXt's block after its depthwise convolution: x.permute(0,2,3,1), LayerNorm, Linear, activation,
 // Linear, permute back, layer scale, residual.
 TEST(OnnxChannelsLast, AConvNeXtBlockIsAChannelNormAndTwoPointwiseConvolutions) {

@@ -268,32 +268,147 @@ Expected<Constant> concat(const onnx::NodeProto& n, const std::vector<const Cons
   return out;
 }
 
+// Slice of a constant along any of its axes (starts, ends, axes, steps as ONNX gives them).
 Expected<Constant> slice(const onnx::NodeProto& n, const std::vector<const Constant*>& in, int opset) {
   ASSIGN_OR_RETURN(const Constant* data, input(in, 0));
-  RETURN_ERROR_IF(data->dims.size() != 1, ErrorCode::kInvalidArgument, "folds only a slice of a 1-D constant");
-  std::vector<int64_t> starts, ends, steps{1};
+  const auto rank = int64_t(data->dims.size());
+  RETURN_ERROR_IF(rank == 0, ErrorCode::kInvalidArgument, "folds no slice of a scalar");
+  std::vector<int64_t> starts, ends, axes, steps;
   if (opset >= 10) {
     ASSIGN_OR_RETURN(starts, ints_of(in, 1));
     ASSIGN_OR_RETURN(ends, ints_of(in, 2));
+    if (in.size() > 3 && in[3]) {
+      ASSIGN_OR_RETURN(axes, ints_of(in, 3));
+    }
     if (in.size() > 4 && in[4]) {
       ASSIGN_OR_RETURN(steps, ints_of(in, 4));
     }
   } else {
     ASSIGN_OR_RETURN(starts, Attributes(n).get_ints("starts", {}));
     ASSIGN_OR_RETURN(ends, Attributes(n).get_ints("ends", {}));
+    ASSIGN_OR_RETURN(axes, Attributes(n).get_ints("axes", {}));
   }
-  RETURN_ERROR_IF(starts.size() != 1 || ends.size() != 1 || steps.size() != 1 || steps[0] == 0,
-                  ErrorCode::kInvalidArgument, "folds only a slice of one axis with a non-zero step");
-  const int64_t size = data->dims[0], step = steps[0];
-  auto clamp = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + size : v, lo, hi); };
-  const int64_t b = step > 0 ? clamp(starts[0], 0, size) : clamp(starts[0], -1, size - 1);
-  const int64_t e = step > 0 ? clamp(ends[0], 0, size) : clamp(ends[0], -1, size - 1);
+  if (axes.empty())
+    for (int64_t a = 0; a < int64_t(starts.size()); ++a) axes.push_back(a);
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  RETURN_ERROR_IF(ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size(),
+                  ErrorCode::kInvalidArgument, "starts, ends, axes and steps differ in length");
+  // Per axis: first index, step and count (whole axes where not sliced).
+  std::vector<int64_t> first(size_t(rank), 0), step(size_t(rank), 1), count = data->dims;
+  std::vector<bool> seen(size_t(rank), false);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = normalize_axis(axes[k], rank);
+    RETURN_ERROR_IF(a < 0 || a >= rank || seen[size_t(a)], ErrorCode::kInvalidArgument,
+                    "axis " + std::to_string(axes[k]) + " is out of range or repeated");
+    RETURN_ERROR_IF(steps[k] == 0, ErrorCode::kInvalidArgument, "a step of 0");
+    seen[size_t(a)] = true;
+    const int64_t size = data->dims[size_t(a)], st = steps[k];
+    auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
+      if (v < 0) v = v < -size ? lo : v + size;  // ends like INT64_MIN mean "before the start"
+      return std::clamp(v, lo, hi);
+    };
+    const int64_t b = st > 0 ? clamp(starts[k], 0, size) : clamp(starts[k], -1, size - 1);
+    const int64_t e = st > 0 ? clamp(ends[k], 0, size) : clamp(ends[k], -1, size - 1);
+    first[size_t(a)] = b, step[size_t(a)] = st;
+    count[size_t(a)] = st > 0 ? (e > b ? (e - b + st - 1) / st : 0) : (b > e ? (b - e - st - 1) / -st : 0);
+  }
+  int64_t total = 1;
+  for (int64_t c : count) total *= c;  // at most the input's element count
   Constant out;
-  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) {
-    out.floats.push_back(data->floats[size_t(i)]);
-    if (is_integer(*data)) out.ints.push_back(data->ints[size_t(i)]);
+  out.dims = count;
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t rest = o, index = 0, stride = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      const int64_t coord = rest % count[size_t(d)];
+      rest /= count[size_t(d)];
+      index += (first[size_t(d)] + coord * step[size_t(d)]) * stride;
+      stride *= data->dims[size_t(d)];
+    }
+    out.floats.push_back(data->floats[size_t(index)]);
+    if (is_integer(*data)) out.ints.push_back(data->ints[size_t(index)]);
   }
-  out.dims = {int64_t(out.floats.size())};
+  return out;
+}
+
+// Transpose of a constant (perm attribute; absent: the axes reversed).
+Expected<Constant> transpose(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* x, input(in, 0));
+  const auto rank = int64_t(x->dims.size());
+  std::vector<int64_t> reversed;
+  for (int64_t d = rank; d-- > 0;) reversed.push_back(d);
+  ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", reversed));
+  RETURN_ERROR_IF(int64_t(perm.size()) != rank, ErrorCode::kInvalidArgument, "attribute 'perm' does not match the rank");
+  std::vector<bool> used(size_t(rank), false);
+  for (int64_t p : perm) {
+    RETURN_ERROR_IF(p < 0 || p >= rank || used[size_t(p)], ErrorCode::kInvalidArgument,
+                    "attribute 'perm' is not a permutation");
+    used[size_t(p)] = true;
+  }
+  Constant out;
+  for (int64_t p : perm) out.dims.push_back(x->dims[size_t(p)]);
+  std::vector<int64_t> in_stride(size_t(rank), 1);
+  for (int64_t d = rank - 1; d-- > 0;) in_stride[size_t(d)] = in_stride[size_t(d + 1)] * x->dims[size_t(d + 1)];
+  const int64_t total = x->numel();
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t rest = o, index = 0;
+    for (int64_t d = rank; d-- > 0;) {
+      const int64_t coord = rest % out.dims[size_t(d)];
+      rest /= out.dims[size_t(d)];
+      index += coord * in_stride[size_t(perm[size_t(d)])];
+    }
+    out.floats.push_back(x->floats[size_t(index)]);
+    if (is_integer(*x)) out.ints.push_back(x->ints[size_t(index)]);
+  }
+  return out;
+}
+
+// BatchNormalization of a constant (weight standardization written as batch_norm in training mode: the
+// statistics over every axis but 1; otherwise the given mean and variance).
+Expected<Constant> batch_norm(const onnx::NodeProto& n, const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* x, input(in, 0));
+  ASSIGN_OR_RETURN(const Constant* scale, input(in, 1));
+  ASSIGN_OR_RETURN(const Constant* shift, input(in, 2));
+  ASSIGN_OR_RETURN(int64_t training, Attributes(n).get_int("training_mode", 0));
+  ASSIGN_OR_RETURN(float eps, Attributes(n).get_float("epsilon", 1e-5f));
+  RETURN_ERROR_IF(x->dims.size() < 2, ErrorCode::kInvalidArgument, "input 0 has no channel axis");
+  const int64_t channels = x->dims[1];
+  int64_t inner = 1;
+  for (size_t d = 2; d < x->dims.size(); ++d) inner *= x->dims[d];
+  const int64_t outer = channels > 0 ? x->numel() / (channels * std::max<int64_t>(inner, 1)) : 0;
+  auto per_channel = [&](const Constant* c) { return c->numel() == channels || c->numel() == 1; };
+  RETURN_ERROR_IF(!per_channel(scale) || !per_channel(shift), ErrorCode::kInvalidArgument,
+                  "scale and bias must hold one value per channel");
+  std::vector<double> mean(size_t(channels), 0.0), var(size_t(channels), 0.0);
+  auto at = [&](int64_t o, int64_t c, int64_t i) { return double(x->floats[size_t((o * channels + c) * inner + i)]); };
+  if (training) {
+    const double count = double(outer * inner);
+    RETURN_ERROR_IF(count == 0, ErrorCode::kInvalidArgument, "normalizes an empty tensor");
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) mean[size_t(c)] += at(o, c, i) / count;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) var[size_t(c)] += std::pow(at(o, c, i) - mean[size_t(c)], 2) / count;
+    }
+  } else {
+    ASSIGN_OR_RETURN(const Constant* m, input(in, 3));
+    ASSIGN_OR_RETURN(const Constant* v, input(in, 4));
+    RETURN_ERROR_IF(!per_channel(m) || !per_channel(v), ErrorCode::kInvalidArgument,
+                    "mean and variance must hold one value per channel");
+    for (int64_t c = 0; c < channels; ++c) {
+      mean[size_t(c)] = m->floats[m->numel() == 1 ? 0 : size_t(c)];
+      var[size_t(c)] = v->floats[v->numel() == 1 ? 0 : size_t(c)];
+    }
+  }
+  Constant out;
+  out.dims = x->dims;
+  out.floats.resize(x->floats.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      const double a = scale->floats[scale->numel() == 1 ? 0 : size_t(c)] / std::sqrt(var[size_t(c)] + eps);
+      const double b = shift->floats[shift->numel() == 1 ? 0 : size_t(c)];
+      for (int64_t i = 0; i < inner; ++i)
+        out.floats[size_t((o * channels + c) * inner + i)] = float((at(o, c, i) - mean[size_t(c)]) * a + b);
+    }
   return out;
 }
 
@@ -399,7 +514,8 @@ bool is_constant_only_op(const std::string& op_type) { return constant_only().co
 bool is_foldable_op(const std::string& op_type) {
   static const std::set<std::string> also = {"Add",       "Sub",  "Mul", "Div", "Concat", "Slice",      "Cast",
                                              "Reshape",   "Pow",  "Max", "Min", "Clip",   "ReduceMean", "ReduceSum",
-                                             "Ceil",      "Floor", "Neg", "Abs", "Sqrt",  "Reciprocal"};
+                                             "Ceil",      "Floor", "Neg", "Abs", "Sqrt",  "Reciprocal",
+                                             "BatchNormalization", "Transpose"};
   return is_constant_only_op(op_type) || also.count(op_type) > 0;
 }
 
@@ -428,6 +544,10 @@ Expected<Constant> fold_node(const onnx::NodeProto& n, const std::vector<const C
     out = clip(in);
   } else if (op == "ReduceMean" || op == "ReduceSum") {
     out = reduce(n, in, opset);
+  } else if (op == "BatchNormalization") {
+    out = batch_norm(n, in);
+  } else if (op == "Transpose") {
+    out = transpose(n, in);
   } else if (op == "Gather") {
     out = gather(n, in);
   } else if (op == "Unsqueeze" || op == "Squeeze") {
@@ -445,7 +565,12 @@ Expected<Constant> fold_node(const onnx::NodeProto& n, const std::vector<const C
   } else if (op == "Reshape") {
     out = reshape(in);
   }
-  if (out) RETURN_IF_ERROR(check_size(out->numel()));
+  // A result no larger than an input the file already holds is allowed past the limit (arithmetic on a
+  // large weight); only folds that would grow past both are refused.
+  int64_t largest_input = 0;
+  for (const Constant* c : in)
+    if (c) largest_input = std::max(largest_input, c->numel());
+  if (out && out->numel() > largest_input) RETURN_IF_ERROR(check_size(out->numel()));
   return out;
 }
 
