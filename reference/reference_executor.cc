@@ -196,7 +196,8 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
   std::visit(Overloaded{[&](const ir::ConvAttrs& c) { conv_forward(c, params, in, out); },
                         [&](const ir::PoolAttrs& p) { pool_forward(p, in, out); },
                         [&](const ir::ActivationAttrs& a) {
-                          for (size_t i = 0; i < in.data.size(); ++i) out.data[i] = ir::activate(a.activation, in.data[i]);
+                          for (size_t i = 0; i < in.data.size(); ++i)
+                            out.data[i] = ir::activate(a.activation, in.data[i]);
                         },
                         [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); },
                         [&](const ir::ResizeAttrs& r) { resize_forward(r, in, out); },

@@ -1,7 +1,7 @@
 // The few kernels cuDNN does not provide: gathering op inputs (sums of channel slices, concats),
-// pooling with ceil mode and PyTorch's divisor, resizing, padding, channel shuffles, bias + activation, per-channel affines, element-wise
-// products. Each is templated on the storage type (float, half, bfloat16; math in float) and reads any layout: a
-// tensor is a pointer to its first element and element strides (layout is just strides).
+// pooling with ceil mode and PyTorch's divisor, resizing, padding, channel shuffles, bias + activation, per-channel
+// affines, element-wise products. Each is templated on the storage type (float, half, bfloat16; math in float) and
+// reads any layout: a tensor is a pointer to its first element and element strides (layout is just strides).
 #pragma once
 
 #include <cuda_runtime.h>

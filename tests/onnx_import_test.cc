@@ -239,6 +239,19 @@ TEST(OnnxActivation, SiluAndGeluPatternsBecomeOneActivation) {
   for (float v : x) want.push_back(0.5f * v * (1.f + std::erf(v / std::sqrt(2.f))));
   expect_near(run(gm, x), want);
 
+  Model dynamo(18);  // the dynamo exporter's order: Mul(Mul(x, 0.5), Add(Erf(Mul(x, 1 / sqrt 2)), 1))
+  dynamo.input("x", {1, 1, 1, 4}).output("y").init("r", {}, {0.70710678f}).init("one", {}, {1.f});
+  dynamo.init("half", {}, {0.5f});
+  dynamo.node("Mul", {"x", "half"}, {"h"});
+  dynamo.node("Mul", {"r", "x"}, {"d"});
+  dynamo.node("Erf", {"d"}, {"e"});
+  dynamo.node("Add", {"one", "e"}, {"a"});
+  dynamo.node("Mul", {"h", "a"}, {"y"});
+  const ImportedModel dm = imported(dynamo);
+  ASSERT_EQ(dm.graph.nodes.size(), 2u);
+  EXPECT_EQ(dm.graph.node(1).attrs<ir::ActivationAttrs>().activation, ir::Act::kGelu);
+  expect_near(run(dm, x), want);
+
   Model shared;  // the sigmoid is read elsewhere too: not a SiLU, and Mul of two activations stays
   shared.input("x", {1, 1, 1, 2}).output("y");
   shared.node("Sigmoid", {"x"}, {"s"});

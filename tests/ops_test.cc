@@ -2,8 +2,8 @@
 // of every op (a new op without a sample fails EveryStepOpHasASample).
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/file_io.h"
@@ -82,7 +82,8 @@ TEST(StepOps, BadFieldsOfTheNewOpsAreNamed) {
     EXPECT_TRUE(j);
     return graph_from_json(*j);
   };
-  auto bad_mode = read(R"({"name": "r", "type": "resize", "mode": "cubic", "size": [3, 3], "inputs": [[["x", 0, 4]]]})");
+  auto bad_mode =
+      read(R"({"name": "r", "type": "resize", "mode": "cubic", "size": [3, 3], "inputs": [[["x", 0, 4]]]})");
   ASSERT_FALSE(bad_mode);
   EXPECT_NE(bad_mode.status().message().find("field 'mode' has unknown value 'cubic'"), std::string::npos)
       << bad_mode.status().message();

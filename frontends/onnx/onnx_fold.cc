@@ -55,9 +55,9 @@ Expected<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a, con
   for (size_t i = 0; i < out.size(); ++i) {
     const int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
     const int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    RETURN_ERROR_IF(x != y && x != 1 && y != 1, ErrorCode::kInvalidArgument,
-                    "operands of shapes that do not broadcast (" + std::to_string(x) + " against " + std::to_string(y) +
-                        ")");
+    RETURN_ERROR_IF(
+        x != y && x != 1 && y != 1, ErrorCode::kInvalidArgument,
+        "operands of shapes that do not broadcast (" + std::to_string(x) + " against " + std::to_string(y) + ")");
     out[i] = x == 1 ? y : x;
   }
   return out;
@@ -86,7 +86,8 @@ Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Co
   const std::vector<int64_t> db = b.numel() == 1 && b.dims.empty() ? std::vector<int64_t>{} : b.dims;
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(da, db));
   int64_t n = 1;
-  for (int64_t d : dims) RETURN_ERROR_IF(__builtin_mul_overflow(n, d, &n), ErrorCode::kInvalidArgument, "a shape past int64");
+  for (int64_t d : dims)
+    RETURN_ERROR_IF(__builtin_mul_overflow(n, d, &n), ErrorCode::kInvalidArgument, "a shape past int64");
   RETURN_ERROR_IF(n > std::max({a.numel(), b.numel(), kMaxFoldedElements}), ErrorCode::kInvalidArgument,
                   "broadcasting makes more than the limit of " + std::to_string(kMaxFoldedElements) + " values");
   if (is_integer(a) && is_integer(b) && op != "Pow") {
@@ -337,7 +338,8 @@ Expected<Constant> transpose(const onnx::NodeProto& n, const std::vector<const C
   std::vector<int64_t> reversed;
   for (int64_t d = rank; d-- > 0;) reversed.push_back(d);
   ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", reversed));
-  RETURN_ERROR_IF(int64_t(perm.size()) != rank, ErrorCode::kInvalidArgument, "attribute 'perm' does not match the rank");
+  RETURN_ERROR_IF(int64_t(perm.size()) != rank, ErrorCode::kInvalidArgument,
+                  "attribute 'perm' does not match the rank");
   std::vector<bool> used(size_t(rank), false);
   for (int64_t p : perm) {
     RETURN_ERROR_IF(p < 0 || p >= rank || used[size_t(p)], ErrorCode::kInvalidArgument,
@@ -512,10 +514,11 @@ const std::set<std::string>& constant_only() {
 bool is_constant_only_op(const std::string& op_type) { return constant_only().count(op_type) > 0; }
 
 bool is_foldable_op(const std::string& op_type) {
-  static const std::set<std::string> also = {"Add",       "Sub",  "Mul", "Div", "Concat", "Slice",      "Cast",
-                                             "Reshape",   "Pow",  "Max", "Min", "Clip",   "ReduceMean", "ReduceSum",
-                                             "Ceil",      "Floor", "Neg", "Abs", "Sqrt",  "Reciprocal",
-                                             "BatchNormalization", "Transpose"};
+  static const std::set<std::string> also = {
+      "Add",      "Sub",   "Mul", "Div", "Concat", "Slice",      "Cast",
+      "Reshape",  "Pow",   "Max", "Min", "Clip",   "ReduceMean", "ReduceSum",
+      "Ceil",     "Floor", "Neg", "Abs", "Sqrt",   "Reciprocal", "BatchNormalization",
+      "Transpose"};
   return is_constant_only_op(op_type) || also.count(op_type) > 0;
 }
 

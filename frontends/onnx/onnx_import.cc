@@ -1323,7 +1323,9 @@ Expected<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in, st
 Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
   if (x.flat || x.channels_last || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
   ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
-  RETURN_ERROR_IF(allow_zero != 0, ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 is not supported");
+  // allowzero = 1 (the dynamo exporter's) reads a 0 as a zero-size axis; without a 0 it changes nothing.
+  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
+                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
   const ir::Shape s = shape_of(x.terms);
   const int g = x.shuffle_groups;
   const std::vector<int64_t> dims = g == 0 ? std::vector<int64_t>{batch_, s.c, s.h, s.w}

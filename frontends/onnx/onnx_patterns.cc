@@ -1,6 +1,8 @@
 #include "frontends/onnx/onnx_patterns.h"
 
+#include <array>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 namespace ios::onnx_import {
@@ -80,25 +82,53 @@ class Rewriter {
     });
   }
 
-  // Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) -> Gelu(x), every binary op in either operand order.
+  // The node computing x / sqrt 2 from x: Div(x, sqrt 2) or Mul(x, 1 / sqrt 2).
+  std::optional<size_t> scaled_by_inverse_sqrt2(const std::string& tensor, const std::string& x) const {
+    if (const auto div = sole(tensor, "Div"))
+      if (nodes_[*div].input_size() == 2 && nodes_[*div].input(0) == x &&
+          is_scalar(nodes_[*div].input(1), 1.41421356f, 1e-5f))
+        return div;
+    if (const auto mul = sole(tensor, "Mul"))
+      if (either(nodes_[*mul], [&](const std::string& a, const std::string& k) {
+            return a == x && is_scalar(k, 0.70710678f, 1e-6f);
+          }))
+        return mul;
+    return std::nullopt;
+  }
+
+  // Add(Erf(x / sqrt 2), 1) in either order: the nodes it takes (add, erf, scale), else nothing.
+  std::optional<std::array<size_t, 3>> one_plus_erf(const std::string& tensor, const std::string& x) const {
+    const auto add = sole(tensor, "Add");
+    if (!add) return std::nullopt;
+    std::optional<std::array<size_t, 3>> found;
+    either(nodes_[*add], [&](const std::string& e, const std::string& one) {
+      const auto erf = sole(e, "Erf");
+      if (!erf || !is_scalar(one, 1.f, 1e-6f) || nodes_[*erf].input_size() != 1) return false;
+      const auto scale = scaled_by_inverse_sqrt2(nodes_[*erf].input(0), x);
+      if (scale) found = std::array<size_t, 3>{*add, *erf, *scale};
+      return scale.has_value();
+    });
+    return found;
+  }
+
+  // GELU's erf form -> Gelu(x), every binary op in either operand order, as the two exporters write it:
+  //   TorchScript: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)
+  //   dynamo:      Mul(Mul(x, 0.5), Add(Erf(Mul(x, 1 / sqrt 2)), 1))
   bool gelu(size_t i) {
-    return either(nodes_[i], [&](const std::string& m, const std::string& half) {
-      const auto outer = sole(m, "Mul");
-      if (!outer || !is_scalar(half, 0.5f, 1e-6f)) return false;
-      return either(nodes_[*outer], [&](const std::string& x, const std::string& a) {
-        const auto add = sole(a, "Add");
-        if (!add) return false;
-        return either(nodes_[*add], [&](const std::string& e, const std::string& one) {
-          const auto erf = sole(e, "Erf");
-          if (!erf || !is_scalar(one, 1.f, 1e-6f) || nodes_[*erf].input_size() != 1) return false;
-          const auto div = sole(nodes_[*erf].input(0), "Div");
-          if (!div || nodes_[*div].input_size() != 2 || nodes_[*div].input(0) != x ||
-              !is_scalar(nodes_[*div].input(1), 1.41421356f, 1e-5f))
-            return false;
-          for (size_t k : {*outer, *add, *erf, *div}) removed_[k] = true;
-          replace(i, "Gelu", x);
-          return true;
-        });
+    return either(nodes_[i], [&](const std::string& m, const std::string& other) {
+      const auto inner = sole(m, "Mul");
+      if (!inner) return false;
+      return either(nodes_[*inner], [&](const std::string& x, const std::string& b) {
+        std::optional<std::array<size_t, 3>> taken;
+        if (is_scalar(other, 0.5f, 1e-6f))
+          taken = one_plus_erf(b, x);  // TorchScript
+        else if (is_scalar(b, 0.5f, 1e-6f))
+          taken = one_plus_erf(other, x);  // dynamo
+        if (!taken) return false;
+        removed_[*inner] = true;
+        for (size_t k : *taken) removed_[k] = true;
+        replace(i, "Gelu", x);
+        return true;
       });
     });
   }

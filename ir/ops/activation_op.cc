@@ -2,7 +2,6 @@
 
 #include "ir/ops/op_io.h"
 
-
 namespace ios::ir {
 
 void ActivationAttrs::write(OpWriter& w) const { w.set_act("act_type", activation).set("inplace", false); }

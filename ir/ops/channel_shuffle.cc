@@ -1,17 +1,15 @@
 #include "ir/ops/channel_shuffle.h"
 
-#include "ir/ops/op_io.h"
-
-
 #include "common/limits.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 
 Expected<Shape> ChannelShuffleAttrs::infer(const Shape& in) const {
   RETURN_IF_ERROR(op_check::count("groups", groups, limits::kMaxChannels));
-  RETURN_ERROR_IF(in.c % groups != 0, ErrorCode::kInvalidGraph,
-                  "field 'groups' = " + std::to_string(groups) + " must divide the input's " + std::to_string(in.c) +
-                      " channels");
+  RETURN_ERROR_IF(
+      in.c % groups != 0, ErrorCode::kInvalidGraph,
+      "field 'groups' = " + std::to_string(groups) + " must divide the input's " + std::to_string(in.c) + " channels");
   return in;
 }
 

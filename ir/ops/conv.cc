@@ -1,9 +1,7 @@
 #include "ir/ops/conv.h"
 
-#include "ir/ops/op_io.h"
-
-
 #include "common/limits.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 

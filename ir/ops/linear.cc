@@ -1,9 +1,7 @@
 #include "ir/ops/linear.h"
 
-#include "ir/ops/op_io.h"
-
-
 #include "common/limits.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 
@@ -17,8 +15,8 @@ Expected<Shape> LinearAttrs::infer(const Shape& in) const {
 NodeCost LinearAttrs::cost(const Shape& in, const Shape& out) const {
   const auto fan_in = static_cast<double>(in.numel());
   const double params = double(out_features) * fan_in + (has_bias ? out_features : 0);
-  return NodeCost{2.0 * double(out_features) * fan_in, 4.0 * static_cast<double>(in.numel() + out.numel()) + 4.0 * params,
-                  1};
+  return NodeCost{2.0 * double(out_features) * fan_in,
+                  4.0 * static_cast<double>(in.numel() + out.numel()) + 4.0 * params, 1};
 }
 
 ParamSizes LinearAttrs::params(const Shape& in) const {

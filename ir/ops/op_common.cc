@@ -1,11 +1,10 @@
 #include "ir/ops/op_common.h"
 
-#include "ir/ops/op_io.h"
-
 #include <sstream>
 
 #include "common/json_fields.h"
 #include "common/limits.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 

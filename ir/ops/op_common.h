@@ -56,8 +56,8 @@ struct ParamSizes {
 };
 
 struct OpTraits {
-  bool memory_bound;   // limited by memory traffic, not arithmetic (Opara's resource estimate)
-  bool writes_strided; // its GPU kernel can write a channel slice of a larger buffer (a concatenation)
+  bool memory_bound;    // limited by memory traffic, not arithmetic (Opara's resource estimate)
+  bool writes_strided;  // its GPU kernel can write a channel slice of a larger buffer (a concatenation)
 };
 
 namespace op_check {

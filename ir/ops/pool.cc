@@ -1,9 +1,7 @@
 #include "ir/ops/pool.h"
 
-#include "ir/ops/op_io.h"
-
-
 #include "common/limits.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 
@@ -59,7 +57,8 @@ Expected<PoolAttrs> PoolAttrs::read(const OpReader& r) {
   PoolAttrs p;
   ASSIGN_OR_RETURN(std::string kind, r.string("pool_type"));
   auto parsed = parse_pool_kind(kind);
-  RETURN_ERROR_IF(!parsed, ErrorCode::kInvalidGraph, r.where() + ": field 'pool_type' has unknown value '" + kind + "'");
+  RETURN_ERROR_IF(!parsed, ErrorCode::kInvalidGraph,
+                  r.where() + ": field 'pool_type' has unknown value '" + kind + "'");
   p.kind = *parsed;
   // IOS stores a global pool's resolved H x W as its kernel; we resolve at run time.
   const int64_t max_window = p.is_global() ? limits::kMaxSpatial : limits::kMaxWindow;

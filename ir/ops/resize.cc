@@ -1,10 +1,9 @@
 #include "ir/ops/resize.h"
 
-#include "ir/ops/op_io.h"
-
 #include <cmath>
 
 #include "common/limits.h"
+#include "ir/ops/op_io.h"
 
 namespace ios::ir {
 
