@@ -32,6 +32,18 @@ OpTraits step_traits(const SubOp& step) {
   return std::visit([](const auto& s) { return std::decay_t<decltype(s)>::kTraits; }, step);
 }
 
+std::optional<OpTraits> op_traits(const Op& op) {
+  return std::visit(
+      [](const auto& a) -> std::optional<OpTraits> {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (is_step_op_v<T>)
+          return T::kTraits;
+        else
+          return std::nullopt;
+      },
+      op);
+}
+
 std::vector<NodeId> Block::members() const {
   std::vector<NodeId> m = inner;
   if (exit != kNoNode) m.push_back(exit);
@@ -98,43 +110,34 @@ NodeCost Graph::cost(NodeId id) const {
       cost.kernels += 1;
     }
   }
-  switch (n.kind()) {
-    case OpKind::kInput:
-      return NodeCost{};
-    case OpKind::kIdentity:
-      if (n.inputs.size() > 1) {
-        cost.bytes += 8.0 * static_cast<double>(n.output_shape.numel());
-        cost.kernels += 1;
-      }
-      return cost;
-    case OpKind::kElement:
-      cost.flops += static_cast<double>(n.output_shape.numel()) * double(n.inputs.size() - 1);
-      cost.bytes += 4.0 * static_cast<double>(n.output_shape.numel()) * double(n.inputs.size() + 1);
-      cost.kernels += 1;
-      return cost;
-    case OpKind::kSequential: {
-      Shape in = n.input_shape;
-      const auto& steps = n.attrs<SequentialAttrs>().steps;
-      for (size_t i = 0; i < steps.size(); ++i) {
-        NodeCost c = step_cost(steps[i], in, n.step_shapes[i]);
-        cost.flops += c.flops, cost.bytes += c.bytes, cost.kernels += c.kernels;
-        in = n.step_shapes[i];
-      }
-      return cost;
-    }
-    case OpKind::kConv:
-    case OpKind::kPool:
-    case OpKind::kActivation:
-    case OpKind::kLinear:
-    case OpKind::kResize:
-    case OpKind::kChannelShuffle:
-    case OpKind::kChannelNorm:
-    case OpKind::kPad: {
-      const NodeCost c = step_cost(*as_step(n.op), n.input_shape, n.output_shape);
-      return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
-    }
-  }
-  return cost;
+  auto add = [&](const NodeCost& c) {
+    return NodeCost{cost.flops + c.flops, cost.bytes + c.bytes, cost.kernels + c.kernels};
+  };
+  return std::visit(
+      Overloaded{[](const InputAttrs&) { return NodeCost{}; },
+                 [&](const IdentityAttrs&) {
+                   if (n.inputs.size() > 1) {
+                     cost.bytes += 8.0 * static_cast<double>(n.output_shape.numel());
+                     cost.kernels += 1;
+                   }
+                   return cost;
+                 },
+                 [&](const ElementAttrs&) {
+                   cost.flops += static_cast<double>(n.output_shape.numel()) * double(n.inputs.size() - 1);
+                   cost.bytes += 4.0 * static_cast<double>(n.output_shape.numel()) * double(n.inputs.size() + 1);
+                   cost.kernels += 1;
+                   return cost;
+                 },
+                 [&](const SequentialAttrs& seq) {
+                   Shape in = n.input_shape;
+                   for (size_t i = 0; i < seq.steps.size(); ++i) {
+                     cost = add(step_cost(seq.steps[i], in, n.step_shapes[i]));
+                     in = n.step_shapes[i];
+                   }
+                   return cost;
+                 },
+                 [&](const auto& step) { return add(step.cost(n.input_shape, n.output_shape)); }},
+      n.op);
 }
 
 double Graph::total_flops() const {

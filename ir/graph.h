@@ -110,6 +110,8 @@ std::optional<SubOp> as_step(const Op& op);
 // The step's type name and traits (ir/ops/op_common.h: OpTraits).
 const char* step_type(const SubOp& step);
 OpTraits step_traits(const SubOp& step);
+// A node's traits where it is a step op; nullopt for the structural kinds.
+std::optional<OpTraits> op_traits(const Op& op);
 
 // The op's attributes as compact text of their one serialization (json_io.h: attrs_to_json); stage
 // signatures and kernel-cache keys are made from it.

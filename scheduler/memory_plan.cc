@@ -46,26 +46,11 @@ size_t tensor_bytes(const ir::Shape& s, const ExecConfig& c) {
 
 // Ops that can write their output into a channel slice of a larger buffer (strided descriptors).
 bool writes_strided(const ir::Node& n) {
-  switch (n.kind()) {
-    case ir::OpKind::kIdentity:
-      return true;
-    case ir::OpKind::kElement:
-      return n.attrs<ir::ElementAttrs>().op == ir::ElementOp::kAdd;
-    case ir::OpKind::kSequential:
-      return ir::step_traits(n.attrs<ir::SequentialAttrs>().steps.back()).writes_strided;
-    case ir::OpKind::kInput:
-      return false;
-    case ir::OpKind::kConv:
-    case ir::OpKind::kPool:
-    case ir::OpKind::kActivation:
-    case ir::OpKind::kLinear:
-    case ir::OpKind::kResize:
-    case ir::OpKind::kChannelShuffle:
-    case ir::OpKind::kChannelNorm:
-    case ir::OpKind::kPad:
-      return ir::step_traits(*ir::as_step(n.op)).writes_strided;
-  }
-  return false;
+  if (const std::optional<ir::OpTraits> traits = ir::op_traits(n.op)) return traits->writes_strided;
+  if (const auto* seq = std::get_if<ir::SequentialAttrs>(&n.op))
+    return ir::step_traits(seq->steps.back()).writes_strided;
+  if (const auto* e = std::get_if<ir::ElementAttrs>(&n.op)) return e->op == ir::ElementOp::kAdd;
+  return n.is<ir::IdentityAttrs>();  // the graph input writes nothing
 }
 
 bool ends_with_conv(const ir::Node& n) {

@@ -8,24 +8,8 @@
 namespace ios::sched {
 
 bool is_memory_intensive(const ir::Node& n) {
-  switch (n.kind()) {
-    case ir::OpKind::kIdentity:
-    case ir::OpKind::kElement:
-      return true;
-    case ir::OpKind::kSequential:  // holds convolutions
-    case ir::OpKind::kInput:
-      return false;
-    case ir::OpKind::kConv:
-    case ir::OpKind::kPool:
-    case ir::OpKind::kActivation:
-    case ir::OpKind::kLinear:
-    case ir::OpKind::kResize:
-    case ir::OpKind::kChannelShuffle:
-    case ir::OpKind::kChannelNorm:
-    case ir::OpKind::kPad:
-      return ir::step_traits(*ir::as_step(n.op)).memory_bound;
-  }
-  return false;
+  if (const std::optional<ir::OpTraits> traits = ir::op_traits(n.op)) return traits->memory_bound;
+  return n.is<ir::IdentityAttrs>() || n.is<ir::ElementAttrs>();  // a sequential op holds convolutions
 }
 
 ResourceProfile estimate_resource_profile(const ir::Graph& g) {

@@ -1166,16 +1166,14 @@ Expected<int> resize_extent(double value, const char* axis) {
 
 }  // namespace
 
-// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample (opset 9: X, scales): nearest or
-// linear over H and W. Before opset 11 the coordinates are asymmetric and nearest rounds down.
+// Resize (X, roi, scales, sizes) and Upsample (X, scales): nearest or linear over H and W. Upsample's
+// coordinates are asymmetric and its nearest rounds down.
 Status Importer::resize(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
   RETURN_IF_ERROR(only_first_output_used(n));
   const Attributes at(n);
-  const bool legacy = n.op_type() == "Upsample" || opset_ < 11;
-  RETURN_ERROR_IF(n.op_type() == "Upsample" && opset_ < 9, ErrorCode::kInvalidArgument,
-                  "Upsample before opset 9 (scales as an attribute) is not supported");
+  const bool legacy = n.op_type() == "Upsample";  // the importer reads opset 11 and later
   ir::ResizeAttrs r;
   ASSIGN_OR_RETURN(std::string mode, at.get_string("mode", "nearest"));
   if (mode == "nearest") {

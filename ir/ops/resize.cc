@@ -18,7 +18,6 @@ Expected<Shape> ResizeAttrs::infer(const Shape& in) const {
   RETURN_IF_ERROR(op_check::pair("size", out_h, out_w, 1, limits::kMaxSpatial));
   RETURN_ERROR_IF(!(scale_h >= 0 && scale_w >= 0 && std::isfinite(scale_h) && std::isfinite(scale_w)),
                   ErrorCode::kInvalidGraph, "field 'scales' must be finite and not negative");
-  (void)in;
   return Shape{in.c, out_h, out_w};
 }
 
