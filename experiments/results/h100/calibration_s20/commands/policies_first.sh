@@ -1,9 +1,0 @@
-set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/build/bin/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib
-o=$OUT/policies; mkdir -p $o; export IOS_KERNEL_CACHE=$o/kc.json
-nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee $o/gpu.txt
-timeout 60 build/bin/ios_gpu_tests --gtest_filter='*ColdShare*' > $o/gpu_test_cold_share.log 2>&1; echo "test rc=$?"; grep -E "^\[l2\]|OK \]|FAILED" $o/gpu_test_cold_share.log
-for p in fp32 tf32; do
-timeout 270 build/bin/exp_latency --model squeezenet,googlenet,inception_v3 --opt sequential,greedy,dp_parallel_merge,opara --exec staged,dataflow --cost-model measured --precision $p --rounds 5 --out-dir $o/$p 2>&1 | tee $o/exp_latency_$p.log | grep -E "^Model|^Critical" | sed "s|^|$p |"
-done
-tar czf $OUT/r.tar.gz -C $OUT policies

@@ -1,7 +1,0 @@
-set -uo pipefail
-tar xJf build/carry.tar.xz -C build
-export LD_LIBRARY_PATH=$PWD/build/bin/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib
-o=$OUT/policies_fp32_big; mkdir -p $o; export IOS_KERNEL_CACHE=$o/kc.json
-nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee $o/gpu.txt
-timeout 500 build/bin/exp_latency --model densenet121,nasnet,randwire --randwire-graphs build/randwire_graphs --opt sequential,greedy,dp_parallel_merge,opara --exec staged,dataflow --cost-model measured --precision fp32 --rounds 3 --out-dir $o/fp32_big 2>&1 | tee $o/exp_latency_fp32_big.log | grep -E "^Model|^Critical" | cut -c1-150
-tar czf $OUT/r.tar.gz -C $OUT policies_fp32_big
