@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The reliability issue's GPU runs, each sized for one 10-minute device call. From the repository root on
+# GPU reliability checks beyond the test suite, each sized for a 10-minute run. From the repository root on
 # the GPU machine, binaries in build/bin:
-#   run_reliability.sh OUT_DIR chaos "MODELS" [N]  `ios run --chaos N` (default 100) for every model x
+#   gpu_reliability.sh OUT_DIR chaos "MODELS" [N]  `ios run --chaos N` (default 100) for every model x
 #                          policy x precision: N replays with random delays before every plan step, each
 #                          output compared bit for bit with the unperturbed one; plus --check against the
 #                          CPU reference. One line per case in chaos.log, a summary in chaos_summary.txt.
-#   run_reliability.sh OUT_DIR sanitizer  compute-sanitizer memcheck, racecheck, synccheck and initcheck on
+#   gpu_reliability.sh OUT_DIR sanitizer  compute-sanitizer memcheck, racecheck, synccheck and initcheck on
 #                          `ios run` (SqueezeNet: IOS-Both at fp32, Opara at fp16), kernels from the cache
-#   run_reliability.sh OUT_DIR sanitizer_tests  memcheck and synccheck on the GPU tests that need no network
+#   gpu_reliability.sh OUT_DIR sanitizer_tests  memcheck and synccheck on the GPU tests that need no network
 #                          (not GpuChaos: the sanitizers serialise kernels, so its negative control cannot race)
 set -uo pipefail
-out=${1:-experiments/results/latest}
+out=${1:-/tmp/ios_reliability}
 profile=${2:-chaos}
 mkdir -p "$out"
 export IOS_KERNEL_CACHE="$out/kernel_cache.json"
