@@ -116,7 +116,7 @@ struct GraphSource {
         ->excludes(o);
     cmd->add_option("--randwire-graphs", options.randwire_graphs_dir,
                     "folder holding IOS's four RandWire graph files (ws-*.txt)");
-    cmd->add_option("--nasnet-filters", options.nasnet_filters, "NasNet filters (IOS: 168; issue #20 uses 32)");
+    cmd->add_option("--nasnet-filters", options.nasnet_filters, "NasNet filters (IOS: 168)");
     cmd->add_option("--nasnet-stem-filters", options.nasnet_stem_filters, "NasNet stem filters (IOS: 96)");
   }
 
@@ -298,9 +298,9 @@ struct OptimizeArgs {
   std::string conv_engine = "auto";
   std::string kernel_cache;
   // auto | N: rt::CompileAheadProcesses. A machine's first tf32 search of Inception V3 took 8.7-9.3 s with 8
-  // against 9.6-10.5 s without, NasNet 34-37 s against 50-54 s (H100, sessions 34 and 38). Session 34 saw 3 of
-  // 8 Inception V3 searches with them predict 11-13 % low and none of 8 without; session 38, alternated, the
-  // same spread either way (1.100-1.131 against 1.092-1.122), so they are on where they can pay.
+  // against 9.6-10.5 s without, NasNet 34-37 s against 50-54 s (H100), and searches with and without them,
+  // alternated, predict with the same spread (1.100-1.131 against 1.092-1.122), so they are on where they
+  // can pay.
   std::string compile_ahead = "auto";
   bool verbose = false;
   std::string out;
@@ -316,7 +316,7 @@ struct OptimizeArgs {
   // Unset: kDefaultWorkersPerGpu for a measured DP search. Two workers on one H100 searched NasNet fp32
   // 1.31x faster than one (13.4-14.6 s against 18.0-18.3 s) and Inception V3 tf32 at 0.96x (2.6-2.8 against
   // 2.4-2.9 s); their schedules ran as fast (NasNet 7.32-7.35 against 7.31-7.37 ms staged, 7.29-7.36 against
-  // 7.20-7.29 dataflow; Inception V3 0.523-0.531 against 0.527-0.534 ms), session 33,
+  // 7.20-7.29 dataflow; Inception V3 0.523-0.531 against 0.527-0.534 ms),
   // experiments/results/h100/workers_s33/.
   std::optional<int> workers_per_gpu;
   static constexpr int kDefaultWorkersPerGpu = 2;
@@ -512,7 +512,7 @@ struct Session {
   // compiles cuDNN engines at run time; they stop once the network is built (the measured search's
   // calibration network, Context::stop_tuning_companions; ios run's executor). Not before: with every kernel
   // in the cache file they only cost (Inception V3 tf32 searched again in 2.8-3.0 s against 1.8-2.4 with 8
-  // processes started at once, H100, session 34). A failure to start them is reported; tuning goes on.
+  // processes started at once, H100). A failure to start them is reported; tuning goes on.
   Status compile_ahead_on_tuning(const Graph& g) {
     auto engine = ios::rt::parse_conv_engine(args->conv_engine);
     if (!engine) return engine.status();
@@ -893,7 +893,7 @@ Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const io
 
 // --stage-marginals: what each stage adds to the staged network it runs in, beside its figure (the stage timed
 // alone), and the sums: where the prediction and the network part, stage by stage, without a tracer's
-// overhead (CUPTI added 7-18 % at fp32 and tf32, experiments/RESULTS.md, session 23).
+// overhead (CUPTI added 7-18 % at fp32 and tf32).
 Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
                               ios::sched::CostModel& figures, Session& session, int batch, bool quiet, Report& report) {
   ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(session));
@@ -1023,7 +1023,7 @@ struct ExtraWorkers {
 
  private:
   // A context on each device after the first, made side by side: made one after another, three of them
-  // added 0.3-0.4 s more to a search's wall time (4 x H200, experiments/RESULTS.md, session 32).
+  // added 0.3-0.4 s more to a search's wall time (4 x H200).
   static Expected<std::vector<std::shared_ptr<ios::rt::Context>>> other_devices(const OptimizeArgs& a,
                                                                                 const Session& session,
                                                                                 const std::vector<int>& devices) {

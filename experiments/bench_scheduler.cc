@@ -1,7 +1,7 @@
 // Google Benchmark: IOS-Both search time with the analytic cost model (r=3, s=8, part size 50),
 // the setting of IOS's experiments. Targets (2-core CPU machine): Inception V3 < 2 s, NasNet and
 // RandWire < 20 s. BM_CachedResearch times the same search answered entirely by a filled stage cache,
-// which is what a re-search from a measured search's cache file costs on the host (issue #10: <= 5 s).
+// which is what a re-search from a measured search's cache file costs on the host.
 #include <benchmark/benchmark.h>
 
 #include <optional>

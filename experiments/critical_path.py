@@ -1,4 +1,4 @@
-# Session 36: the critical path of a network's dataflow graph weighed two ways, from CUPTI traces of the same
+# The critical path of a network's dataflow graph weighed two ways, from CUPTI traces of the same
 # kernels: each launch's kernel time alone (the sequential schedule's trace) and inside the dataflow graph
 # (its own trace), means over the traced inferences. Launches are named by their ops ("78+81": merged).
 # Usage: python3 critical_path.py SCHEDULE.json[.xz] SEQUENTIAL_TRACE.json.xz DATAFLOW_TRACE.json.xz

@@ -2,7 +2,7 @@
 // one schedule built --copies times each as staged, dataflow with a barrier before every stage (the
 // staged order in a dataflow graph; also captured from the schedule's streams, dataflow-ordered) and
 // dataflow with the schedule's own barriers, every executor with its own memory, all timed in one
-// process in interleaved rounds (issue #14, session 17).
+// process in interleaved rounds.
 #include "experiments/harness.h"
 
 int main(int argc, char** argv) {

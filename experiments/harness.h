@@ -104,7 +104,7 @@ class Session {
   // network: each op priced as the measured search prices it (its rule's L2 mode; under l2-share, weighed
   // by the cold share calibrated on the network end to end): what a schedule could reach if running ops
   // side by side cost nothing. That is an estimate, not a bound: the share is an average over the network
-  // (session 20's DenseNet-121 ran faster than it).
+  // (DenseNet-121 has run faster than it).
   Expected<double> critical_path_ms(const ir::Graph& g, int batch, bool l2_as_in_network = false);
 
   struct Impl;

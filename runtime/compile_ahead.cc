@@ -53,7 +53,7 @@ Expected<int> compile_shard(const ir::Graph& g, const ExecConfig& config, const 
   // processes take them last to first, so that they compile what it reaches late rather than race it. Taken
   // first to last, each every n-th, NasNet tf32's first search took 37.5-38.2 s against 32.1-32.4 s and
   // Inception V3's 8.8-9.9 s against 6.9-8.1 s, though last to first leaves the tuning process 28 of NasNet's
-  // plans to compile itself, 10.0 of its 16.1 s of compiling (H100, session 38).
+  // plans to compile itself, 10.0 of its 16.1 s of compiling (H100).
   std::set<std::string> keys;
   std::vector<const ConvSpec*> todo;
   for (const ConvSpec& spec : specs) {

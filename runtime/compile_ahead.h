@@ -1,9 +1,9 @@
 // Processes that compile, ahead of a search or a run, the convolution plans cuDNN compiles at run time for a
 // network (tf32, fp16 and bf16 engines on strided slices), so that the driver's JIT cache holds their kernels
 // when the tuning process builds them. Compiling runs side by side only across processes: threads of one
-// process compiled no faster (experiments/RESULTS.md, session 30), while two searches in two processes each
+// process compiled no faster, while two searches in two processes each
 // compiled as fast as alone, and a machine's first tf32 search spent 8.6 of its 13.2 s compiling (Inception
-// V3) and 25.9 of 41.4 s (NasNet) (H100, session 34).
+// V3) and 25.9 of 41.4 s (NasNet) (H100).
 #pragma once
 
 #include <sys/types.h>
@@ -32,7 +32,7 @@ bool compiles_at_run_time(const ExecConfig& config, ConvEngine engine);
 // a temporary file and DIR a temporary folder, made first. Each writes the plans it builds to DIR, where the
 // tuning process loads them instead of compiling them itself: the driver's JIT cache they also fill keeps
 // only the PTX's compilation, not cuDNN's (NVRTC): with it alone NasNet's first tf32 search took 41.5-42.7 s with 8
-// of them (58.3 s without), with the plans loaded 31.5-37.2 s (H100, session 38). They end by themselves; the
+// of them (58.3 s without), with the plans loaded 31.5-37.2 s (H100). They end by themselves; the
 // destructor stops any still running (they only fill caches), reaps them and removes the file and the folder.
 class CompileAheadProcesses {
  public:

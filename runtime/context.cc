@@ -131,7 +131,7 @@ Expected<TimingLane::Boundary> TimingLane::stage_boundary() {
   // a fixed 0.2 ms spin, a second worker's driver calls on the host (or the clock's climb from idle) left
   // gaps in the spans, and boundaries of 2.4-5.6 us a replay instead of ~1.5 took that much off every
   // figure: those searches' figures summed 17-25 % under the others' and predicted 6.17 ms for a NasNet
-  // schedule that ran 7.67 (H100, experiments/RESULTS.md, session 33). The head start grows until the GPU
+  // schedule that ran 7.67 (H100). The head start grows until the GPU
   // has not reached the first span when the last is queued.
   RETURN_IF_ERROR(bring_up_clocks(stream_).status());
   ASSIGN_OR_RETURN(CudaGraphExec lead_alone, empty_kernel_graph(stream_));

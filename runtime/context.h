@@ -114,7 +114,7 @@ class Context {
   void set_before_tuning(std::function<TuningCompanions()> hook);
   // Stops what the hook started (and starts nothing later): --compile-ahead's processes compile a network's
   // kernels, so nothing is left for them once it is built, and they hold GPU contexts that should not run
-  // beside the stage timing that follows (left running, that timing came out 5 % low; H100, session 34).
+  // beside the stage timing that follows (left running, that timing came out 5 % low; H100).
   void stop_tuning_companions();
 
   const ContextOptions& options() const { return options_; }

@@ -842,7 +842,7 @@ Expected<std::shared_ptr<ConvKernel>> load_compiled(cudnnHandle_t handle, const 
 
 // Rebuilds a recorded engine without tuning. First from its engine id and knobs alone, as a hand-made
 // configuration: skipping the heuristics query built NasNet fp32's network kernels in 0.48-0.54 s
-// instead of 0.82-0.83 s (H100, experiments/RESULTS.md, session 32). Where that is not the recorded
+// instead of 0.82-0.83 s (H100). Where that is not the recorded
 // configuration by name (the frontend's knob enum has no word for some of the backend's knobs, whose
 // defaults then differ) or does not build, the heuristics list is queried again and the configuration
 // with the recorded name is the only one built.

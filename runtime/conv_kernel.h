@@ -44,7 +44,7 @@ const char* conv_engine_name(ConvEngine e);
 // their split-K variants number in the hundreds (fp16 DenseNet-121 took over 5 minutes to tune), so
 // tensor cores get graph-rtc: the heuristics' candidates, led on strided slices by the few engines
 // cuDNN compiles at run time (on the H100 at tf32, GoogLeNet 3.4 % and Inception V3 2.8 % faster end to
-// end, experiments/RESULTS.md session 28).
+// end).
 ConvEngine resolve_conv_engine(ConvEngine e, DataType dtype, MathMode math);
 
 // Everything that decides which engine can run a convolution and how fast.
@@ -111,7 +111,7 @@ struct TuningStats {
 // most 16, and no more once 6 in a row did not beat the best so far. On the H100 (tf32 and fp16,
 // Inception V3 and GoogLeNet searches, 488 convolutions) the best was the first candidate in 62 % of
 // them; it came after 6 losing ones in 6, which lose 1.4 us of the 4.25 ms their best engines sum to
-// (0.03 %), and the rule times 49 % of the candidates (experiments/RESULTS.md, session 25). Exhaustive
+// (0.03 %), and the rule times 49 % of the candidates. Exhaustive
 // tuning times every candidate it has.
 class TuningBudget {
  public:

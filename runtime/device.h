@@ -107,7 +107,7 @@ Expected<int> make_edges_full(cudaGraph_t graph);
 
 // Non-empty when the environment turns off the driver's JIT cache (CUDA_CACHE_DISABLE=1 or
 // CUDA_CACHE_MAXSIZE=0), which holds the kernels of cuDNN's runtime-compiled engines: without it Inception
-// V3's tf32 search compiled them for 75 s instead of 8 (H100, experiments/RESULTS.md session 30).
+// V3's tf32 search compiled them for 75 s instead of 8 (H100).
 std::string jit_cache_warning();
 
 // Fails with kUnavailable and a clear message when no CUDA device can be used.

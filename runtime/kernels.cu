@@ -390,7 +390,7 @@ void launch_delay(const long long* cycles, cudaStream_t stream) { delay_kernel<<
 
 // 8 blocks asking for 4 KiB each: spread over SMs, the prefetches reach the L2 sooner than from one
 // block in 16 KiB pieces (H100, IOS-Both dataflow: Inception V3 1.410 against 1.424 ms, GoogLeNet 0.533
-// against 0.545; 32 or 132 blocks gained no more; experiments/RESULTS.md, session 25).
+// against 0.545; 32 or 132 blocks gained no more).
 constexpr int kPrefetchBlocks = 8;
 constexpr unsigned long long kPrefetchChunk = 4096;
 

@@ -3,7 +3,7 @@
 // machine's first tf32 search of Inception V3 spent 8.7 of its 13.5 s compiling (H100, cuDNN 9.19). There,
 // of the two engines it compiles for a strided output, one was timed beside the other on 59 convolutions and
 // lost on all 59, by 2.1x at least; on NasNet's depthwise convolutions a runtime-compiled engine was compiled
-// 25 times only to be cut short behind a precompiled one (experiments/RESULTS.md, session 37). So once a
+// 25 times only to be cut short behind a precompiled one. So once a
 // runtime-compiled engine has lost to the same other engine (compiled or not) by kMargin on kTrials
 // convolutions of a group, and never came closer, tuning takes it after that engine and builds it only where
 // that engine ran. Learned per process, never from a file: a new cuDNN or GPU starts over. Plain C++ (no

@@ -66,7 +66,7 @@ class MeasuredCostModel : public sched::CostModel {
   // it: a first pass of one replay each, then kNetworkRounds passes over all sets in turn, a round each of
   // enough back-to-back replays (at least 2) for kNetworkRoundMs; a set's latency is its median round.
   // The host's launches are not in the figures: timed an inference at a time, launch included, the
-  // gains of barrier sets shrank where several GPUs timed at once (experiments/RESULTS.md, session 32).
+  // gains of barrier sets shrank where several GPUs timed at once.
   Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const sched::Schedule& s,
                                                      const std::vector<std::vector<int>>& barrier_sets,
                                                      int batch) override;
@@ -83,8 +83,7 @@ class MeasuredCostModel : public sched::CostModel {
   //   before it, as inside the network. Without the lead, a stage of w branches paid its w first launches
   //   one after another, which inside the network the GPU takes in while the stage before runs:
   //   GoogLeNet's four-branch stages at tf32 were timed 5-7 us over their windows in the network; and
-  //   every stage kept half an event, a stage that launches nothing 0.3-0.9 us (H100;
-  //   experiments/RESULTS.md, session 29);
+  //   every stage kept half an event, a stage that launches nothing 0.3-0.9 us (H100).
   // - under sched::L2Timing::kColdShare, a round's cold replay weighs the cold share: the share that
   //   makes the network's ops, each timed alone warm and cold, add up to the network run end to end
   //   (the sequential schedule as one graph, replayed back to back). Where the L2 keeps the weights
@@ -120,13 +119,13 @@ class MeasuredCostModel : public sched::CostModel {
   // One batch's share calibration while it runs: the sequential schedule's ops dealt out in turn over
   // slots, slot 0 also timing the network end to end in the same pass (its rounds among the ops', as with
   // one worker: timed in a pass of its own, a 134 MB linear layer's network came out 2 % off its op and the
-  // share 1 instead of 0, H200, session 31). A worker that asks for the share meanwhile takes the next slot
+  // share 1 instead of 0, H200). A worker that asks for the share meanwhile takes the next slot
   // left and times it on its own thread and context, so that the search's GPUs share the work (the first to
   // ask takes slot 0, the longest) and a worker that never asks holds nothing up. An op's warm and cold
   // figures come from one GPU; the GPUs are of one model (select_devices). A worker that finds no slot
   // left times once more a slot that a worker of another GPU still times: a GPU's first slot also builds
   // its first kernels and re-tunes one (Context::build_kernel), and ended the calibration 0.2-0.3 s after
-  // the others (NasNet fp32 on 4 x H200, session 35). A slot's figures are the first to finish it.
+  // the others (NasNet fp32 on 4 x H200). A slot's figures are the first to finish it.
   struct CalibrationJob {
     std::vector<std::vector<sched::Stage>> ops;   // by slot
     std::vector<std::vector<std::string>> lanes;  // by slot: the lanes of the workers that took it
@@ -209,7 +208,7 @@ class MeasuredCostModel : public sched::CostModel {
   // What a merge stage costs the ops that read its outputs (sched::merged_output_readers): the merge
   // timed with its readers after it, less the merge and each reader timed alone. In Inception V3 at tf32
   // each reader of a merged 1x1 convolution's slice ran cuDNN's slice copy first and the four stages after
-  // such merges ran 8-10 us over their figures (H100, experiments/RESULTS.md, session 29).
+  // such merges ran 8-10 us over their figures (H100).
   struct ReaderCharge {
     size_t stage;         // index of the merge stage among those asked (and in pending)
     size_t with_readers;  // index in pending of the merge followed by its readers

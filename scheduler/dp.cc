@@ -30,7 +30,7 @@ struct MaskHash {
 
 // A map from non-empty masks (states and endings; 0 marks a free slot) to V, open addressing with linear
 // probing at most half full. The DP looks masks up several times a transition; with node-based maps its
-// NasNet and RandWire searches took 1.3x the CPU time (bench_scheduler, session 32). Inserting may move
+// NasNet and RandWire searches took 1.3x the CPU time (bench_scheduler). Inserting may move
 // every value.
 template <class V>
 class MaskMap {
@@ -519,7 +519,7 @@ class PartDp {
     }
     // A measured floor changes only with the figures: every transition asks for its stage's floor, and
     // working it out each time (two figure lookups a group) made stage_floor a fifth of the DP's CPU time on
-    // NasNet (perf, session 32).
+    // NasNet (perf).
     if (f->measured_at != figures_version_)
       f->measured = measured_floor(t, f->components), f->measured_at = figures_version_;
     return std::max(f->alone, f->measured);

@@ -52,7 +52,7 @@ struct DpOptions {
   // asks for its next stages (up to stage_batch, each pruned by its own bound as alone) and all go to the
   // model in one request. 0: every state of a size at once; 1: one state at a time. A measuring model then
   // times hundreds of stages a pass instead of two, and workers lent to the search get larger shares
-  // (RandWire fp32 on 4 x H200, session 41: 317 requests against 21158, the search 12.6 s against 14.3).
+  // (RandWire fp32 on 4 x H200: 317 requests against 21158, the search 12.6 s against 14.3).
   // With the same figures the DP's answer is the same either way; floors may prune a little differently.
   int states_together = 0;
   // Called on the thread solving the part after each size of states, with the share of the part's

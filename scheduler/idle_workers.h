@@ -1,20 +1,20 @@
 // A search's workers that have run out of parts, lent to those still searching. The parts go to one worker
 // per cost model, largest first; the last ones then run alone while the other workers idle (NasNet fp32 on
-// 4 x H200, session 34: eight workers busy 2.8-4.0 s of a 4.0 s span, the largest part alone on its worker
+// 4 x H200: eight workers busy 2.8-4.0 s of a 4.0 s span, the largest part alone on its worker
 // from start to end). IdleWorkers wraps each worker's measuring model (the one behind its stage cache
 // view): a request of several stages that reaches it (the cache's misses) is shared out in contiguous
 // pieces that the asker and the waiting workers take in turn, each timing its pieces with its own model.
 // Pieces shrink as fewer stages are left (guided self-scheduling: what is left over twice the takers, at
 // least kMinPiece), so that a slow taker (a GPU shared with other requests) holds the asker up by one small
 // piece at most, and a fast one takes more. Against one piece per taker cut at the start, RandWire fp32's
-// search on 4 x H200 took 9.7-10.0 s instead of 11.6-12.0 s, with 2.6 times the passes (session 42).
+// search on 4 x H200 took 9.7-10.0 s instead of 11.6-12.0 s, with 2.6 times the passes.
 //
 // Workers of a lane (CostModel::lane: a GPU) whose workers are all out of parts help any worker of another
 // lane. A worker out of parts also helps its own GPU's sibling, but only with requests of kSiblingMinStages
 // or more: it builds its share of the stage executors on its own thread, and both take turns timing them.
-// With requests of two stages this made RandWire fp32 on one H200 3 % slower (session 35); since the DP
-// asks for a size of states at once (session 41), requests hold hundreds of stages, and sibling help made
-// RandWire fp32 0-5 % faster on one H200 and on four (session 42). The wrapped model also tells the DP how
+// With requests of two stages this made RandWire fp32 on one H200 3 % slower; since the DP
+// asks for a size of states at once, requests hold hundreds of stages, and sibling help made
+// RandWire fp32 0-5 % faster on one H200 and on four. The wrapped model also tells the DP how
 // many workers of other GPUs wait (CostModel::spare_workers), so that it asks for more stages at once while
 // they do. Figures come from the same models either way: the schedule does not depend on who timed a stage
 // beyond measurement noise.

@@ -24,12 +24,11 @@ enum class L2Timing { kWarm, kFlushed, kColdWeights, kColdShare, kByFootprint };
 struct StageTimingRule {
   // The default ("adaptive"): on the H100 its schedules ran within 0.6 % of those of 3-6 rounds on
   // SqueezeNet, GoogLeNet, Inception V3 and NasNet and 3.5 % faster on RandWire, for 25-45 % less search
-  // time; rules with one replay per round lost 3.5-7 % on NasNet (experiments/RESULTS.md, session 13).
+  // time; rules with one replay per round lost 3.5-7 % on NasNet.
   // No warm-up replay: the stage's graph is uploaded before its first round instead (StageTimer), which
   // is what the warm-up paid for. On the H100 that cut RandWire's search from 58.6-61.8 to 52.1-54.6 s
   // (3.7 replays a stage instead of 4.9-5.1), and the schedules of RandWire, NasNet, Inception V3,
-  // GoogLeNet and SqueezeNet, fp32 and tf32, ran within the spread of those searched with one
-  // (experiments/RESULTS.md, session 25).
+  // GoogLeNet and SqueezeNet, fp32 and tf32, ran within the spread of those searched with one.
   int warmup = 0;
   int number = 2;
   int min_rounds = 2;
@@ -45,12 +44,12 @@ struct StageTimingRule {
   // L2 cannot hold (the measured cost model's cold share): a stage whose weights are evicted only part
   // of the time costs in between. On the H100 it brought the search's prediction within 1.6 % of the
   // end-to-end latency on Inception V3, NasNet and RandWire (warm: 11-18 % under) and its schedules ran
-  // 1.0-2.8 % faster (experiments/RESULTS.md, session 15). kByFootprint, the default: kColdWeights where
+  // 1.0-2.8 % faster. kByFootprint, the default: kColdWeights where
   // the network's weights exceed the L2, else kColdShare (resolved, below). A network replayed back to back
   // whose weights exceed the L2 finds every stage's weights evicted by the stages before it, while the share
   // calibrated on the sequential schedule came out near 0 for Inception V3 and NasNet at tf32 and left
   // IOS-Both's prediction 9-12 % under the network; with kColdWeights it came within 3 % on Inception V3
-  // (fp32, tf32), NasNet and RandWire, the schedules as fast (H100, experiments/RESULTS.md, session 40).
+  // (fp32, tf32), NasNet and RandWire, the schedules as fast (H100).
   L2Timing l2 = L2Timing::kByFootprint;
   // A stage asked with a limit (the figure past which it loses to the best ending so far) is timed for
   // one round first; a round past the limit by more than this fraction stops it there (far_past_limit),
@@ -68,7 +67,7 @@ struct StageTimingRule {
   // IOS's rule, timed as IOS did (warm, every stage six rounds).
   static StageTimingRule ios() { return {2, 6, 6, 6, 0.0, 0.0, L2Timing::kWarm, 0.0}; }
   // One replay per round (5.5-6.6 replays per stage measured); on the H100 its NasNet schedules ran
-  // 5-7% slower than those of two replays per round (experiments/RESULTS.md, session 13). Warm: l2-share
+  // 5-7% slower than those of two replays per round. Warm: l2-share
   // needs a warm replay beside the cold one.
   static StageTimingRule fast() { return {1, 1, 3, 6, 0.05, 0.002, L2Timing::kWarm}; }
 
@@ -117,7 +116,7 @@ bool timing_settled(const std::vector<double>& rounds, const StageTimingRule& ru
 // How much GPU work (a spin) a stage's rounds are queued behind, so that the host has queued a round
 // before the GPU reaches it: a round the GPU reached early may hold an idle gap and is queued again
 // (rt::StageTimer), at most three times, then kept. Queued behind nothing but the round before, 3 of 37
-// Inception V3 tf32 searches on the H100 (session 30) caught up with 2.6-2.9 rounds a stage; their kept
+// Inception V3 tf32 searches on the H100 caught up with 2.6-2.9 rounds a stage; their kept
 // rounds held gaps (in the two compared stage by stage, 400-500 figures ~30 us high), and their schedules
 // ran 25 % slower.
 // Starts at kFirstMs; doubles each time the GPU caught up, shrinks by a tenth each time it did not, within

@@ -1312,7 +1312,7 @@ void expect_share_adds_up(const MeasuredCostModel::ShareCalibration& c) {
 // network run end to end (the sequential schedule replayed back to back). One 134 MB layer replayed
 // back to back misses the L2 when timed warm already, so its share is about 0 (a rule of bytes said
 // 1 - L2 / 134 MB = 0.63). Two 38 MB layers: each fits the 50 MB L2 alone, both do not; measured on the
-// H100 they still find most of their weights there (share 0.08; session 20), and a stage is timed
+// H100 they still find most of their weights there (share 0.08), and a stage is timed
 // between its warm and cold figures.
 TEST(GpuRuntime, ColdShareIsTheShareAtWhichTheOpsAloneAddUpToTheNetworkRunEndToEnd) {
   SKIP_WITHOUT_GPU();
@@ -1491,8 +1491,8 @@ TEST(GpuRuntime, ColdTimingsEvictWeightsAndColdWeightsKeepsActivationsInTheL2) {
   }
   std::printf("[l2] weights-bound linear: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", lin[0], lin[1], lin[2]);
   std::printf("[l2] activation-bound pool: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", act[0], act[1], act[2]);
-  // H100: 11-12 % in sessions 15-28; 7.4 % and 4.6 % in session 29, since when a span of one replay (cold)
-  // loses a whole event and a span of two (warm) half of one each (TimingLane::Boundary).
+  // H100: 4.6-7.4 %, since a span of one replay (cold) loses a whole event and a span of two (warm) half of
+  // one each (TimingLane::Boundary).
   EXPECT_GT(lin[1], 1.03 * lin[0]);
   EXPECT_GT(lin[2], 1.03 * lin[0]);
   EXPECT_LT(act[2], act[1]);
