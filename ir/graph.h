@@ -17,6 +17,7 @@
 #include "ir/activation.h"
 #include "ir/ops/activation_op.h"
 #include "ir/ops/channel_norm.h"
+#include "ir/ops/group_norm.h"
 #include "ir/ops/channel_shuffle.h"
 #include "ir/ops/conv.h"
 #include "ir/ops/linear.h"
@@ -58,7 +59,7 @@ struct ElementAttrs {
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
 using SubOp =
     std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs,
-                 PadAttrs>;
+                 PadAttrs, GroupNormAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -75,7 +76,8 @@ struct SequentialAttrs {
 };
 
 using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs,
-                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs>;
+                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs,
+                        GroupNormAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -90,9 +92,10 @@ enum class OpKind : uint8_t {
   kResize,
   kChannelShuffle,
   kChannelNorm,
-  kPad
+  kPad,
+  kGroupNorm
 };
-inline constexpr size_t kOpKindCount = 12;
+inline constexpr size_t kOpKindCount = 13;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), Op>, ConvAttrs> &&
@@ -100,7 +103,8 @@ static_assert(std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), O
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kLinear), Op>, LinearAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelShuffle), Op>, ChannelShuffleAttrs> &&
                   std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPad), Op>, PadAttrs>,
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPad), Op>, PadAttrs> &&
+                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kGroupNorm), Op>, GroupNormAttrs>,
               "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 

@@ -144,6 +144,27 @@ void channel_norm_forward(const ir::ChannelNormAttrs& a, const ir::ParamTensor& 
     }
 }
 
+void group_norm_forward(const ir::GroupNormAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
+  const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+  const size_t per_group = static_cast<size_t>(in.shape.c / a.groups);
+  const size_t count = per_group * plane;
+  for (int b = 0; b < in.batch; ++b)
+    for (int g = 0; g < a.groups; ++g) {
+      const size_t first = static_cast<size_t>(g) * per_group;
+      const float* src = in.sample(b) + first * plane;
+      float* dst = out.sample(b) + first * plane;
+      double mean = 0, var = 0;
+      for (size_t i = 0; i < count; ++i) mean += src[i];
+      mean /= double(count);
+      for (size_t i = 0; i < count; ++i) var += (src[i] - mean) * (src[i] - mean);
+      const double inv = 1.0 / std::sqrt(var / double(count) + double(a.eps));
+      for (size_t i = 0; i < count; ++i) {
+        const size_t c = first + i / plane;
+        dst[i] = static_cast<float>((src[i] - mean) * inv * p.weight[c] + p.bias[c]);
+      }
+    }
+}
+
 void pad_forward(const ir::PadAttrs& a, const Tensor& in, Tensor& out) {
   const Shape& is = in.shape;
   const Shape& os = out.shape;
@@ -203,7 +224,8 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::ResizeAttrs& r) { resize_forward(r, in, out); },
                         [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); },
                         [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); },
-                        [&](const ir::PadAttrs& a) { pad_forward(a, in, out); }},
+                        [&](const ir::PadAttrs& a) { pad_forward(a, in, out); },
+                        [&](const ir::GroupNormAttrs& a) { group_norm_forward(a, params, in, out); }},
              step);
   return out;
 }

@@ -267,6 +267,11 @@ struct Executor::Impl {
                                 launch_pad(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), pa, s);
                                 return Status::ok();
                               },
+                              [&](const ir::GroupNormAttrs& a) -> Status {
+                                launch_group_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out),
+                                                  a.groups, st.weight, st.bias, a.eps, s);
+                                return Status::ok();
+                              },
                               [&](const ir::ConvAttrs&) -> Status {
                                 return error(ErrorCode::kRuntimeError, "convolution step without a built kernel");
                               }},
@@ -722,7 +727,8 @@ struct Executor::Impl {
                                 [](const ir::ResizeAttrs&) { return Status::ok(); },
                                 [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
                                 [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); },
-                                [](const ir::PadAttrs&) { return Status::ok(); }},
+                                [](const ir::PadAttrs&) { return Status::ok(); },
+                                [&](const ir::GroupNormAttrs&) { return build_channel_params(st, u, int(i), w); }},
                      ops[i]));
       src = st.dst;
       in = st.out;

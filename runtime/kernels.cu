@@ -234,6 +234,48 @@ __global__ void channel_norm_kernel(DevTensor in, DevTensor out, int batch, int 
   }
 }
 
+// One block normalizes one (sample, group): the group's channels and pixels are walked as one range of
+// `count` elements (channels inner for NHWC, so neighbouring threads read neighbouring addresses), the mean,
+// then the variance of the deviations, reduced over the block in shared memory; a third pass writes.
+constexpr int kGroupNormThreads = 512;
+
+template <typename T>
+__global__ void group_norm_kernel(DevTensor in, DevTensor out, int groups, int per_group, int hw, bool channels_inner,
+                                  const T* scale, const T* shift, float eps) {
+  __shared__ float partial[kGroupNormThreads];
+  const int b = blockIdx.x / groups, first = (blockIdx.x % groups) * per_group;
+  const long long count = static_cast<long long>(per_group) * hw;
+  auto element = [&](long long i) {
+    return channels_inner ? Coord{b, first + int(i % per_group), int(i / per_group)}
+                          : Coord{b, first + int(i / hw), int(i % hw)};
+  };
+  auto reduce = [&](float v) {  // the block's sum
+    partial[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = kGroupNormThreads / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+      __syncthreads();
+    }
+    const float total = partial[0];
+    __syncthreads();
+    return total;
+  };
+  float sum = 0.f;
+  for (long long i = threadIdx.x; i < count; i += kGroupNormThreads) sum += to_float(at<T>(in, element(i)));
+  const float mean = reduce(sum) / float(count);
+  float dev = 0.f;
+  for (long long i = threadIdx.x; i < count; i += kGroupNormThreads) {
+    const float d = to_float(at<T>(in, element(i))) - mean;
+    dev += d * d;
+  }
+  const float inv = rsqrtf(reduce(dev) / float(count) + eps);
+  for (long long i = threadIdx.x; i < count; i += kGroupNormThreads) {
+    const Coord k = element(i);
+    const float v = (to_float(at<T>(in, k)) - mean) * inv;
+    at<T>(out, k) = from_float<T>(v * to_float(scale[k.c]) + to_float(shift[k.c]));
+  }
+}
+
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -351,6 +393,17 @@ void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, 
     const auto blocks = static_cast<unsigned>((pixels + kNormPixels - 1) / kNormPixels);
     channel_norm_kernel<T><<<blocks, dim3(kNormPixels, kNormSlices), 0, stream>>>(
         in, out, e.batch, e.channels, e.hw, static_cast<const T*>(scale), static_cast<const T*>(shift), eps);
+  });
+}
+
+void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+                       const void* scale, const void* shift, float eps, cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    using T = decltype(v);
+    const auto blocks = static_cast<unsigned>(e.batch * groups);
+    group_norm_kernel<T><<<blocks, kGroupNormThreads, 0, stream>>>(in, out, groups, e.channels / groups, e.hw,
+                                                                    e.channels_inner, static_cast<const T*>(scale),
+                                                                    static_cast<const T*>(shift), eps);
   });
 }
 

@@ -85,6 +85,11 @@ void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& ou
 void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
                          const void* shift, float eps, cudaStream_t stream);
 
+// Group normalization (ir/ops/group_norm.h): each sample's `groups` groups of e.channels / groups channels
+// normalized over their channels and pixels, then scaled and shifted per channel (storage type).
+void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+                       const void* scale, const void* shift, float eps, cudaStream_t stream);
+
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
 void launch_spin(double ms, cudaStream_t stream);
 // One thread that returns at once: the lead node of a timed stage's graph (ExecutorOptions::lead_kernel)

@@ -31,7 +31,8 @@ std::vector<SubOp> samples() {
           scaled,
           ChannelShuffleAttrs{2},
           ChannelNormAttrs{1e-3f},
-          PadAttrs{PadMode::kReflect, 1, 2, 0, 1, 0.f}};
+          PadAttrs{PadMode::kReflect, 1, 2, 0, 1, 0.f},
+          GroupNormAttrs{2, 1e-3f}};
 }
 
 TEST(StepOps, EveryStepOpHasASample) {
@@ -187,6 +188,34 @@ TEST(ReferenceChannelNorm, EachPixelIsNormalizedOverItsChannelsThenScaledAndShif
   ASSERT_TRUE(out);
   const float one = 1.f / std::sqrt(1.f + 1e-6f);
   expect_near(out->data, {10.f - 2.f * one, 10.f, 20.f + 3.f * one, 20.f});
+}
+
+TEST(ReferenceGroupNorm, EachGroupIsNormalizedOverItsChannelsAndPixelsThenScaledAndShiftedPerChannel) {
+  GraphBuilder b("g", {4, 1, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), GroupNormAttrs{2, 1e-6f}));
+  auto g = b.build();
+  ASSERT_TRUE(g);
+  Weights w = make_weights(*g);
+  w.per_node[1][0].weight = {1.f, 2.f, 3.f, 4.f};
+  w.per_node[1][0].bias = {0.f, 10.f, 20.f, 30.f};
+  reference::Tensor t(1, {4, 1, 2});
+  // group 0 (channels 0, 1): 1, 3, 5, 7 -> mean 4, variance 5; group 1 (channels 2, 3): 2, 2, 2, 2 -> all 0
+  t.data = {1.f, 3.f, 5.f, 7.f, 2.f, 2.f, 2.f, 2.f};
+  auto out = reference::run(*g, w, t);
+  ASSERT_TRUE(out);
+  const float inv = 1.f / std::sqrt(5.f + 1e-6f);
+  expect_near(out->data, {-3.f * inv, -1.f * inv, 10.f + 2.f * inv, 10.f + 6.f * inv, 20.f, 20.f, 30.f, 30.f});
+}
+
+TEST(StepOps, GroupNormGroupsMustDivideTheChannels) {
+  GraphBuilder b("g", {6, 2, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), GroupNormAttrs{4, 1e-5f}));
+  auto g = b.build();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("field 'groups' = 4 must divide the input's 6 channels"), std::string::npos)
+      << g.status().message();
 }
 
 }  // namespace

@@ -37,6 +37,9 @@ struct Activation {
   // After Transpose(0,2,3,1): the same values read as (N, H, W, C), as PyTorch's channels-last blocks
   // (ConvNeXt) write them. Ops on the last axis are ops on channels; Transpose(0,3,1,2) returns.
   bool channels_last = false;
+  // A group normalization in progress: the tensor viewed as (N, g, C/g*H*W) by a Reshape (PyTorch's GroupNorm
+  // export: Reshape, InstanceNormalization, Reshape back). Only those read it.
+  int norm_groups = 0;
 };
 
 Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
@@ -102,6 +105,11 @@ class Importer {
   Status layer_norm(const onnx::NodeProto& n);
   Status pad(const onnx::NodeProto& n);
   Expected<bool> shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
+  Expected<bool> group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
+  Status instance_norm(const onnx::NodeProto& n);
+  Status group_norm(const onnx::NodeProto& n);
+  Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
+                         std::vector<float> scale, std::vector<float> shift);
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
   Status pool(const onnx::NodeProto& n, ir::PoolKind kind);
@@ -213,6 +221,8 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Upsample", &Importer::resize},
       {"Transpose", &Importer::transpose},
       {"LayerNormalization", &Importer::layer_norm},
+      {"InstanceNormalization", &Importer::instance_norm},
+      {"GroupNormalization", &Importer::group_norm},
       {"Pad", &Importer::pad},
   };
   return table;
@@ -247,6 +257,10 @@ Expected<const Activation*> Importer::layout_act_input(const onnx::NodeProto& n,
                   "input " + std::to_string(i) + " ('" + n.input(i) + "') is a 5-D view (N, " +
                       std::to_string(a->shuffle_groups) +
                       ", C/g, H, W); only a channel shuffle (Reshape, Transpose(0,2,1,3,4), Reshape) may read it");
+  RETURN_ERROR_IF(a->norm_groups != 0, ErrorCode::kInvalidArgument,
+                  "input " + std::to_string(i) + " ('" + n.input(i) + "') is a 3-D view (N, " +
+                      std::to_string(a->norm_groups) +
+                      ", -1); only a group normalization (Reshape, InstanceNormalization, Reshape back) may read it");
   return a;
 }
 
@@ -343,7 +357,9 @@ Expected<ir::Term> Importer::one_term(const Activation& a, const std::string& na
 }
 
 // The convolution or linear node that is exactly this activation and has no other reader, with no
-// activation yet: a per-channel scale/shift or an activation after it can be folded into it.
+// activation yet: a per-channel scale/shift or an activation after it can be folded into it. A
+// normalization's per-channel scale and shift take a per-channel scale/shift after it too (GroupNorm's
+// weight and bias, which PyTorch exports as a Mul and an Add after the normalization).
 NodeId Importer::foldable(const Activation& a, bool per_channel) const {
   if (a.terms.size() != 1 || a.terms[0].size() != 1) return ir::kNoNode;
   const ir::Value v = a.terms[0][0];
@@ -355,6 +371,8 @@ NodeId Importer::foldable(const Activation& a, bool per_channel) const {
   if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) return c->activation == ir::Act::kNone ? v.node : ir::kNoNode;
   if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
     return l->activation == ir::Act::kNone ? v.node : ir::kNoNode;
+  if (per_channel && (std::holds_alternative<ir::GroupNormAttrs>(n.op) || std::holds_alternative<ir::ChannelNormAttrs>(n.op)))
+    return v.node;
   return ir::kNoNode;
 }
 
@@ -999,6 +1017,8 @@ Status Importer::reshape(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Constant* shape, const_input(n, 1));
   ASSIGN_OR_RETURN(bool shuffled, shuffle_reshape(n, *any, *shape));
   if (shuffled) return Status::ok();
+  ASSIGN_OR_RETURN(bool grouped, group_view_reshape(n, *any, *shape));
+  if (grouped) return Status::ok();
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   const int64_t features = shape_of(x->terms).numel();
   const auto& v = shape->ints;
@@ -1354,6 +1374,108 @@ Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activat
   return true;
 }
 
+// The Reshapes around a group normalization as PyTorch exports GroupNorm: (N, C, H, W) -> (N, g, -1) starts a
+// view that InstanceNormalization normalizes per group, and the reshape back to (N, C, H, W) ends it. False:
+// not such a reshape.
+Expected<bool> Importer::group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
+  if (x.flat || x.channels_last || x.shuffle_groups != 0) return false;
+  if (x.norm_groups == 0 && shape.ints.size() != 3) return false;
+  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
+  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
+                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  const ir::Shape s = shape_of(x.terms);
+  const std::vector<int64_t> plain{batch_, s.c, s.h, s.w};
+  Activation out = x;
+  if (x.norm_groups == 0) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(plain, shape.ints));
+    RETURN_ERROR_IF(t[0] != batch_ || t[1] < 1 || s.c % t[1] != 0, ErrorCode::kInvalidArgument,
+                    "a reshape to 3-D is supported only as a group normalization's (N, g, -1), g dividing the " +
+                        std::to_string(s.c) + " channels");
+    out.norm_groups = int(t[1]);
+  } else {
+    const int g = x.norm_groups;
+    ASSIGN_OR_RETURN(std::vector<int64_t> t,
+                     reshape_target({batch_, g, int64_t(s.c / g) * s.h * s.w}, shape.ints));
+    RETURN_ERROR_IF(t != plain, ErrorCode::kInvalidArgument,
+                    "a 3-D view (N, g, -1) is supported only reshaped back to (N, C, H, W)");
+    out.norm_groups = 0;
+  }
+  consume(x);
+  define(n.output(0), std::move(out));
+  return true;
+}
+
+// InstanceNormalization of an (N, C, H, W) tensor normalizes each channel: a group normalization of C
+// groups. Of a group view (N, g, -1) it normalizes each group: PyTorch's GroupNorm export.
+Status Importer::instance_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* any, any_act_input(n, 0));
+  const Activation* x = any;
+  if (any->norm_groups == 0) {
+    ASSIGN_OR_RETURN(x, act_input(n, 0));
+  }
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D (N, C, H, W) tensor");
+  ASSIGN_OR_RETURN(float eps, Attributes(n).get_float("epsilon", 1e-5f));
+  const int channels = shape_of(x->terms).c;
+  const int groups = x->norm_groups != 0 ? x->norm_groups : channels;
+  ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
+  ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
+  for (const Constant* c : {scale, shift})
+    RETURN_ERROR_IF(c->dims.size() != 1 || c->dims[0] != groups, ErrorCode::kInvalidArgument,
+                    "inputs 1 and 2 (scale and B) must hold " + std::to_string(groups) + " values, one per " +
+                        (x->norm_groups != 0 ? "group" : "channel"));
+  return emit_group_norm(n, *x, groups, eps, scale->floats, shift->floats);
+}
+
+// GroupNormalization (opset 18): scale and bias per group before opset 21, per channel from it.
+Status Importer::group_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D (N, C, H, W) tensor");
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(int64_t groups, at.get_int("num_groups", 0));
+  const int channels = shape_of(x->terms).c;
+  RETURN_ERROR_IF(groups < 1 || groups > channels || channels % groups != 0, ErrorCode::kInvalidArgument,
+                  "attribute 'num_groups' = " + std::to_string(groups) + " must divide the input's " +
+                      std::to_string(channels) + " channels");
+  const int64_t per = opset_ >= 21 ? channels : groups;
+  ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
+  ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
+  for (const Constant* c : {scale, shift})
+    RETURN_ERROR_IF(c->dims.size() != 1 || c->dims[0] != per, ErrorCode::kInvalidArgument,
+                    "inputs 1 and 2 (scale and bias) must hold " + std::to_string(per) + " values at opset " +
+                        std::to_string(opset_));
+  if (per == channels) {
+    RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
+    consume(*x);
+    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{int(groups), eps}, x->terms,
+                                       ir::ParamTensor{scale->floats, shift->floats}));
+    define(n.output(0), Activation{{{v}}});
+    return Status::ok();
+  }
+  return emit_group_norm(n, *x, int(groups), eps, scale->floats, shift->floats);
+}
+
+// One group_norm node; `scale` and `shift` hold one value per group, repeated here over its channels.
+Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
+                                 std::vector<float> scale, std::vector<float> shift) {
+  RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
+  const int channels = shape_of(x.terms).c;
+  const int per_group = channels / groups;
+  ir::ParamTensor p;
+  for (int c = 0; c < channels; ++c) {
+    p.weight.push_back(scale[size_t(c / per_group)]);
+    p.bias.push_back(shift[size_t(c / per_group)]);
+  }
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{groups, eps}, x.terms, std::move(p)));
+  Activation out{{{v}}};
+  out.norm_groups = x.norm_groups;
+  define(n.output(0), std::move(out));
+  ++counts_[x.norm_groups != 0 ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
+                               : "InstanceNormalizations imported as group normalizations of one channel a group"];
+  return Status::ok();
+}
+
 // Transpose is supported where it swaps the groups of a channel shuffle's 5-D view, and between NCHW and
 // channels-last (N, H, W, C), which changes how later ops read the axes, not the values.
 Status Importer::transpose(const onnx::NodeProto& n) {
@@ -1363,7 +1485,8 @@ Status Importer::transpose(const onnx::NodeProto& n) {
   Activation out = *x;
   if (x->shuffle_groups != 0 && perm == swap_groups) {
     out.shuffle_swapped = !out.shuffle_swapped;
-  } else if (x->shuffle_groups == 0 && !x->flat && perm == (x->channels_last ? to_first : to_last)) {
+  } else if (x->shuffle_groups == 0 && x->norm_groups == 0 && !x->flat &&
+             perm == (x->channels_last ? to_first : to_last)) {
     out.channels_last = !x->channels_last;
     ++counts_["Transposes between NCHW and channels-last dropped (later ops read the axes accordingly)"];
   } else {

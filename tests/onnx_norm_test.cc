@@ -1,0 +1,119 @@
+// The ONNX front end's normalizations beyond BatchNormalization, on models built here and run by the CPU
+// reference against values computed in the test: InstanceNormalization, GroupNormalization, and GroupNorm as
+// PyTorch's TorchScript exporter writes it (Reshape to (N, g, -1), InstanceNormalization, Reshape back, Mul,
+// Add).
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+
+#include "frontends/onnx/onnx_import.h"
+#include "reference/reference_executor.h"
+#include "tests/onnx_test_model.h"
+
+namespace ios::onnx_import {
+namespace {
+
+using namespace testing_model;
+
+constexpr int kC = 4, kH = 2, kW = 3;
+
+std::vector<float> sample_input() {
+  std::vector<float> x(size_t(kC * kH * kW));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 5) % 9) - 4.f + 0.25f * float(i % 3);
+  return x;
+}
+
+// GroupNorm of one (C, H, W) sample in double: `groups` groups of consecutive channels, per-channel scale and
+// shift.
+std::vector<float> group_norm(const std::vector<float>& x, int groups, const std::vector<float>& scale,
+                              const std::vector<float>& shift, double eps) {
+  const int per = kC / groups, plane = kH * kW;
+  std::vector<float> y(x.size());
+  for (int g = 0; g < groups; ++g) {
+    const size_t first = size_t(g * per * plane), count = size_t(per * plane);
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < count; ++i) mean += x[first + i] / double(count);
+    for (size_t i = 0; i < count; ++i) var += std::pow(x[first + i] - mean, 2) / double(count);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t c = (first + i) / size_t(plane);
+      y[first + i] = float((x[first + i] - mean) / std::sqrt(var + eps) * scale[c] + shift[c]);
+    }
+  }
+  return y;
+}
+
+std::string import_error(const Model& m) {
+  auto r = m.import();
+  EXPECT_FALSE(r);
+  return r ? "" : r.status().message();
+}
+
+TEST(OnnxNorm, InstanceNormalizationIsAGroupNormOfOneChannelAGroup) {
+  const std::vector<float> scale = {1.f, 2.f, -0.5f, 3.f}, shift = {0.f, 1.f, 2.f, -1.f};
+  Model m;
+  m.input("x", {1, kC, kH, kW}).output("y").init("s", {kC}, scale).init("b", {kC}, shift);
+  set_float(m.node("InstanceNormalization", {"x", "s", "b"}, {"y"}), "epsilon", 1e-3f);
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kGroupNorm), 1);
+  const std::vector<float> x = sample_input();
+  expect_near(run(model, x), group_norm(x, kC, scale, shift, 1e-3));
+}
+
+// torch.nn.GroupNorm(2, 4) as torch.onnx.export(dynamo=False) writes it; the affine folds into the op.
+TEST(OnnxNorm, PyTorchsGroupNormExportIsOneOpWithItsWeightAndBiasFolded) {
+  const std::vector<float> weight = {0.5f, 1.5f, -1.f, 2.f}, bias = {0.1f, -0.2f, 0.3f, 0.f};
+  Model m;
+  m.input("x", {1, kC, kH, kW}).output("y");
+  m.init_ints("view", {0, 2, -1}).init_ints("back", {1, kC, kH, kW});
+  m.init("ones", {2}, {1.f, 1.f}).init("zeros", {2}, {0.f, 0.f});
+  m.init("w", {kC, 1, 1}, weight).init("b", {kC, 1, 1}, bias);
+  m.node("Reshape", {"x", "view"}, {"r"});
+  set_float(m.node("InstanceNormalization", {"r", "ones", "zeros"}, {"n"}), "epsilon", 1e-5f);
+  m.node("Reshape", {"n", "back"}, {"r2"});
+  m.node("Mul", {"r2", "w"}, {"m"});
+  m.node("Add", {"m", "b"}, {"y"});
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kGroupNorm), 1);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kConv), 0) << "the Mul and Add fold into the normalization";
+  const std::vector<float> x = sample_input();
+  expect_near(run(model, x), group_norm(x, 2, weight, bias, 1e-5));
+}
+
+TEST(OnnxNorm, GroupNormalizationScalesPerGroupBeforeOpset21AndPerChannelFrom21) {
+  const std::vector<float> x = sample_input();
+  Model per_group(18);
+  per_group.input("x", {1, kC, kH, kW}).output("y").init("s", {2}, {2.f, -1.f}).init("b", {2}, {0.5f, 1.f});
+  set_int(per_group.node("GroupNormalization", {"x", "s", "b"}, {"y"}), "num_groups", 2);
+  expect_near(run(imported(per_group), x), group_norm(x, 2, {2.f, 2.f, -1.f, -1.f}, {0.5f, 0.5f, 1.f, 1.f}, 1e-5));
+  const std::vector<float> scale = {1.f, 2.f, 3.f, 4.f}, shift = {0.f, -1.f, 1.f, 0.5f};
+  Model per_channel(21);
+  per_channel.input("x", {1, kC, kH, kW}).output("y").init("s", {kC}, scale).init("b", {kC}, shift);
+  set_int(per_channel.node("GroupNormalization", {"x", "s", "b"}, {"y"}), "num_groups", 1);
+  expect_near(run(imported(per_channel), x), group_norm(x, 1, scale, shift, 1e-5));
+}
+
+TEST(OnnxNorm, GroupsThatDoNotDivideTheChannelsAndOtherReadersOfTheViewAreNamed) {
+  Model bad_view;
+  bad_view.input("x", {1, kC, kH, kW}).output("y").init_ints("view", {0, 3, -1});
+  bad_view.node("Reshape", {"x", "view"}, {"y"}, "view");
+  EXPECT_NE(import_error(bad_view).find("g dividing the 4 channels"), std::string::npos);
+  Model reader;
+  reader.input("x", {1, kC, kH, kW}).output("y").init_ints("view", {0, 2, -1});
+  reader.node("Reshape", {"x", "view"}, {"r"});
+  reader.node("Relu", {"r"}, {"y"}, "act");
+  EXPECT_NE(import_error(reader).find("only a group normalization (Reshape, InstanceNormalization, Reshape back)"),
+            std::string::npos);
+  Model groups(18);
+  groups.input("x", {1, kC, kH, kW}).output("y").init("s", {3}, {1, 1, 1}).init("b", {3}, {0, 0, 0});
+  set_int(groups.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 3);
+  EXPECT_NE(import_error(groups).find("attribute 'num_groups' = 3 must divide the input's 4 channels"),
+            std::string::npos);
+  Model wrong_size;
+  wrong_size.input("x", {1, kC, kH, kW}).output("y").init("s", {2}, {1, 1}).init("b", {kC}, {0, 0, 0, 0});
+  wrong_size.node("InstanceNormalization", {"x", "s", "b"}, {"y"}, "in");
+  EXPECT_NE(import_error(wrong_size).find("must hold 4 values, one per channel"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ios::onnx_import
