@@ -1,7 +1,7 @@
 // The ONNX front end's normalizations beyond BatchNormalization, on models built here and run by the CPU
-// reference against values computed in the test: InstanceNormalization, GroupNormalization, and GroupNorm as
+// reference against values computed in the test: InstanceNormalization, GroupNormalization, GroupNorm as
 // PyTorch's TorchScript exporter writes it (Reshape to (N, g, -1), InstanceNormalization, Reshape back, Mul,
-// Add).
+// Add), and PoolFormer's block around it (a Sub of two activations).
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -91,6 +91,53 @@ TEST(OnnxNorm, GroupNormalizationScalesPerGroupBeforeOpset21AndPerChannelFrom21)
   per_channel.input("x", {1, kC, kH, kW}).output("y").init("s", {kC}, scale).init("b", {kC}, shift);
   set_int(per_channel.node("GroupNormalization", {"x", "s", "b"}, {"y"}), "num_groups", 1);
   expect_near(run(imported(per_channel), x), group_norm(x, 1, scale, shift, 1e-5));
+}
+
+// PoolFormer's token mixer: x + ls * (AvgPool(GroupNorm1(x)) - GroupNorm1(x)).
+TEST(OnnxNorm, APoolFormerMixerSubtractsTwoActivations) {
+  const std::vector<float> ls = {0.5f, -1.f, 2.f, 1.f}, ones(kC, 1.f), zeros(kC, 0.f);
+  Model m;
+  m.input("x", {1, kC, kH, kW}).output("y");
+  m.init_ints("view", {0, 1, -1}).init_ints("back", {1, kC, kH, kW}).init("one", {1}, {1.f}).init("zero", {1}, {0.f});
+  m.init("ls", {kC, 1, 1}, ls);
+  m.node("Reshape", {"x", "view"}, {"r"});
+  m.node("InstanceNormalization", {"r", "one", "zero"}, {"n"});
+  m.node("Reshape", {"n", "back"}, {"norm"});
+  auto& pool = m.node("AveragePool", {"norm"}, {"pool"});
+  set_ints(pool, "kernel_shape", {3, 3});
+  set_ints(pool, "pads", {1, 1, 1, 1});
+  set_int(pool, "count_include_pad", 0);
+  m.node("Sub", {"pool", "norm"}, {"d"});
+  m.node("Mul", {"d", "ls"}, {"s"});
+  m.node("Add", {"x", "s"}, {"y"});
+  const ImportedModel model = imported(m);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kGroupNorm), 1);
+  const std::vector<float> x = sample_input();
+  const std::vector<float> nrm = group_norm(x, 1, ones, zeros, 1e-5);
+  std::vector<float> want(x.size());
+  for (int c = 0; c < kC; ++c)
+    for (int i = 0; i < kH; ++i)
+      for (int j = 0; j < kW; ++j) {
+        double sum = 0;
+        int count = 0;
+        for (int di = -1; di <= 1; ++di)
+          for (int dj = -1; dj <= 1; ++dj) {
+            const int y = i + di, xx = j + dj;
+            if (y < 0 || y >= kH || xx < 0 || xx >= kW) continue;
+            sum += nrm[size_t((c * kH + y) * kW + xx)];
+            ++count;
+          }
+        const size_t k = size_t((c * kH + i) * kW + j);
+        want[k] = float(x[k] + ls[size_t(c)] * (sum / count - nrm[k]));
+      }
+  expect_near(run(model, x), want);
+  Model shapes;
+  shapes.input("x", {1, kC, kH, kW}).output("y");
+  auto& p2 = shapes.node("MaxPool", {"x"}, {"p"});
+  set_ints(p2, "kernel_shape", {2, 2});
+  shapes.node("Sub", {"p", "x"}, {"y"}, "sub");
+  EXPECT_NE(import_error(shapes).find("between activations only 4-D tensors of one shape are supported"),
+            std::string::npos);
 }
 
 TEST(OnnxNorm, GroupsThatDoNotDivideTheChannelsAndOtherReadersOfTheViewAreNamed) {

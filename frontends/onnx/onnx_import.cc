@@ -107,6 +107,7 @@ class Importer {
   Expected<bool> shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Expected<bool> group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Status instance_norm(const onnx::NodeProto& n);
+  Status subtract(const onnx::NodeProto& n);
   Status group_norm(const onnx::NodeProto& n);
   Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
                          std::vector<float> scale, std::vector<float> shift);
@@ -859,6 +860,7 @@ Status Importer::constant_only(const onnx::NodeProto& n) {
 // per-channel shift or scale. Shape arithmetic on constants folds before this.
 Status Importer::sub_div(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument, "needs two inputs");
+  if (n.op_type() == "Sub" && !consts_.count(n.input(0)) && !consts_.count(n.input(1))) return subtract(n);
   RETURN_ERROR_IF(!consts_.count(n.input(1)), ErrorCode::kInvalidArgument,
                   n.op_type() + " is supported with an activation first and a per-channel or scalar constant second");
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
@@ -873,6 +875,34 @@ Status Importer::sub_div(const onnx::NodeProto& n) {
     f = 1.f / f;
   }
   return channel_affine(n, *x, &v, nullptr);
+}
+
+// a - b of two activations of one shape (PoolFormer's pool(x) - x): b negated by a per-channel affine of -1,
+// then summed with a as the IR sums terms.
+Status Importer::subtract(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* a, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* b, act_input(n, 1));
+  const ir::Shape sa = shape_of(a->terms), sb = shape_of(b->terms);
+  RETURN_ERROR_IF(a->flat || b->flat || !(sa == sb), ErrorCode::kInvalidArgument,
+                  "subtracts tensors of shapes " + sa.to_string() + " and " + sb.to_string() +
+                      "; between activations only 4-D tensors of one shape are supported");
+  ASSIGN_OR_RETURN(ir::Term ta, one_term(*a, n.name() + "/in0"));
+  ASSIGN_OR_RETURN(ir::Term tb, one_term(*b, n.name() + "/in1"));
+  consume(*a);
+  consume(*b);
+  ir::ParamTensor negate{std::vector<float>(size_t(sb.c), -1.f), {}};
+  ASSIGN_OR_RETURN(ir::Value neg, emit(n.name() + "/negate",
+                                       ir::Conv(sb.c).grouped(sb.c).bias(false).act(ir::Act::kNone), {tb},
+                                       std::move(negate)));
+  ta.push_back(neg);
+  ++counts_["Sub of two activations run as a sum with the second negated"];
+  if (uses(n.output(0)) > 1) {
+    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::IdentityAttrs{}, {ta}));
+    define(n.output(0), Activation{{{v}}});
+    return Status::ok();
+  }
+  define(n.output(0), Activation{{ta}});
+  return Status::ok();
 }
 
 // Cast of an activation to float is the activation itself (the IR computes in float); other casts of
