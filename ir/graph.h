@@ -17,13 +17,14 @@
 #include "ir/activation.h"
 #include "ir/ops/activation_op.h"
 #include "ir/ops/channel_norm.h"
-#include "ir/ops/group_norm.h"
 #include "ir/ops/channel_shuffle.h"
 #include "ir/ops/conv.h"
+#include "ir/ops/group_norm.h"
 #include "ir/ops/linear.h"
 #include "ir/ops/op_common.h"
 #include "ir/ops/pad.h"
 #include "ir/ops/pool.h"
+#include "ir/ops/prelu.h"
 #include "ir/ops/resize.h"
 
 namespace ios::ir {
@@ -57,9 +58,8 @@ struct ElementAttrs {
 
 // The step ops (ir/ops/*.h): one input tensor to one output tensor, alone as a node or as a step of a
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
-using SubOp =
-    std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs,
-                 PadAttrs, GroupNormAttrs>;
+using SubOp = std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs,
+                           ChannelNormAttrs, PadAttrs, GroupNormAttrs, PReluAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -75,9 +75,9 @@ struct SequentialAttrs {
   bool operator==(const SequentialAttrs&) const = default;
 };
 
-using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs,
-                        SequentialAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs,
-                        GroupNormAttrs>;
+using Op =
+    std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs, SequentialAttrs,
+                 LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs, GroupNormAttrs, PReluAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -93,19 +93,22 @@ enum class OpKind : uint8_t {
   kChannelShuffle,
   kChannelNorm,
   kPad,
-  kGroupNorm
+  kGroupNorm,
+  kPRelu
 };
-inline constexpr size_t kOpKindCount = 13;
+inline constexpr size_t kOpKindCount = 14;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), Op>, ConvAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kSequential), Op>, SequentialAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kLinear), Op>, LinearAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelShuffle), Op>, ChannelShuffleAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPad), Op>, PadAttrs> &&
-                  std::is_same_v<std::variant_alternative_t<size_t(OpKind::kGroupNorm), Op>, GroupNormAttrs>,
-              "OpKind and ir::Op list the ops in different orders");
+static_assert(
+    std::is_same_v<std::variant_alternative_t<size_t(OpKind::kConv), Op>, ConvAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kSequential), Op>, SequentialAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kLinear), Op>, LinearAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelShuffle), Op>, ChannelShuffleAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPad), Op>, PadAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kGroupNorm), Op>, GroupNormAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPRelu), Op>, PReluAttrs>,
+    "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 
 // The op as one step (a SubOp alternative); nullopt for the structural kinds (input, identity, element,
@@ -130,33 +133,36 @@ struct Value {
   auto operator<=>(const Value&) const = default;
 };
 
-using Term = std::vector<Value>;  // summed element-wise
+using Term = std::vector<Value>;   // summed element-wise
 using Inputs = std::vector<Term>;  // concatenated on channels
 
 struct Node {
   std::string name;
   Op op;
   Inputs inputs;
-  Shape input_shape;               // after summing and concatenating terms (element: one term's shape)
+  Shape input_shape;  // after summing and concatenating terms (element: one term's shape)
   Shape output_shape;
   std::vector<Shape> step_shapes;  // sequential only: output shape of every step
 
   OpKind kind() const { return static_cast<OpKind>(op.index()); }
   template <typename T>
-  const T& attrs() const { return std::get<T>(op); }
+  const T& attrs() const {
+    return std::get<T>(op);
+  }
   template <typename T>
-  bool is() const { return std::holds_alternative<T>(op); }
+  bool is() const {
+    return std::holds_alternative<T>(op);
+  }
 };
 
 struct Block {
-  NodeId enter = kNoNode;               // previous block's exit (or the graph input); not a member
-  std::vector<NodeId> inner;            // in creation order
-  NodeId exit = kNoNode;                // a member, the block's sink
+  NodeId enter = kNoNode;                  // previous block's exit (or the graph input); not a member
+  std::vector<NodeId> inner;               // in creation order
+  NodeId exit = kNoNode;                   // a member, the block's sink
   std::vector<std::vector<NodeId>> parts;  // optional split for the scheduler (NasNet's cells)
 
   std::vector<NodeId> members() const;  // inner + exit
 };
-
 
 class Graph {
  public:

@@ -225,7 +225,14 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); },
                         [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); },
                         [&](const ir::PadAttrs& a) { pad_forward(a, in, out); },
-                        [&](const ir::GroupNormAttrs& a) { group_norm_forward(a, params, in, out); }},
+                        [&](const ir::GroupNormAttrs& a) { group_norm_forward(a, params, in, out); },
+                        [&](const ir::PReluAttrs&) {
+                          const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+                          for (size_t i = 0; i < in.data.size(); ++i) {
+                            const float slope = params.weight[(i / plane) % size_t(in.shape.c)];
+                            out.data[i] = in.data[i] >= 0.f ? in.data[i] : slope * in.data[i];
+                          }
+                        }},
              step);
   return out;
 }

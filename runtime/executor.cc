@@ -267,6 +267,11 @@ struct Executor::Impl {
                                 launch_pad(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), pa, s);
                                 return Status::ok();
                               },
+                              [&](const ir::PReluAttrs&) -> Status {
+                                launch_prelu(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
+                                             s);
+                                return Status::ok();
+                              },
                               [&](const ir::GroupNormAttrs& a) -> Status {
                                 launch_group_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out),
                                                   a.groups, st.weight, st.bias, a.eps, s);
@@ -643,14 +648,17 @@ struct Executor::Impl {
   }
 
   // A per-channel scale and shift (channel norm): the step's weight and bias, C values each.
-  Status build_channel_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w) {
+  // A step's per-channel weight and, where it has one, bias (C values each).
+  Status build_channel_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w, bool with_bias = true) {
     const ir::ParamTensor& p = w.at(u.ops[0], step);
     const std::string key = weight_key(u, step);
     ASSIGN_OR_RETURN(st.weight, upload(
                                     key + ".w", [&]() -> const auto& { return p.weight; }, 1, st.in.c, 1, 1));
+    st.weight_bytes = tensor_bytes(1, st.in.c, 1, 1);
+    if (!with_bias) return Status::ok();
     ASSIGN_OR_RETURN(st.bias, upload(
                                   key + ".b", [&]() -> const auto& { return p.bias; }, 1, st.in.c, 1, 1));
-    st.weight_bytes = 2 * tensor_bytes(1, st.in.c, 1, 1);
+    st.weight_bytes *= 2;
     return Status::ok();
   }
 
@@ -728,7 +736,8 @@ struct Executor::Impl {
                                 [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
                                 [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); },
                                 [](const ir::PadAttrs&) { return Status::ok(); },
-                                [&](const ir::GroupNormAttrs&) { return build_channel_params(st, u, int(i), w); }},
+                                [&](const ir::GroupNormAttrs&) { return build_channel_params(st, u, int(i), w); },
+                                [&](const ir::PReluAttrs&) { return build_channel_params(st, u, int(i), w, false); }},
                      ops[i]));
       src = st.dst;
       in = st.out;

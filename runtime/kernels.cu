@@ -196,6 +196,15 @@ __global__ void shuffle_kernel(DevTensor in, DevTensor out, Extent e, int groups
   }
 }
 
+template <typename T>
+__global__ void prelu_kernel(DevTensor in, DevTensor out, Extent e, const T* slope) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    const float x = to_float(at<T>(in, k));
+    at<T>(out, k) = from_float<T>(x >= 0.f ? x : x * to_float(slope[k.c]));
+  }
+}
+
 // A block normalizes kNormPixels pixels: threadIdx.x picks the pixel (neighbouring pixels are neighbouring
 // addresses in NCHW), threadIdx.y a slice of the channels; the mean, then the variance of the deviations,
 // are reduced over the slices in shared memory. Three passes over the channels, the later ones from cache.
@@ -380,8 +389,15 @@ void launch_pad(DataType t, const DevTensor& in, const DevTensor& out, const Ext
 
 void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
                             cudaStream_t stream) {
+  dispatch(t,
+           [&](auto v) { shuffle_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, groups); });
+}
+
+void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* slope,
+                  cudaStream_t stream) {
   dispatch(t, [&](auto v) {
-    shuffle_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, groups);
+    using T = decltype(v);
+    prelu_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, static_cast<const T*>(slope));
   });
 }
 
@@ -402,8 +418,8 @@ void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, co
     using T = decltype(v);
     const auto blocks = static_cast<unsigned>(e.batch * groups);
     group_norm_kernel<T><<<blocks, kGroupNormThreads, 0, stream>>>(in, out, groups, e.channels / groups, e.hw,
-                                                                    e.channels_inner, static_cast<const T*>(scale),
-                                                                    static_cast<const T*>(shift), eps);
+                                                                   e.channels_inner, static_cast<const T*>(scale),
+                                                                   static_cast<const T*>(shift), eps);
   });
 }
 

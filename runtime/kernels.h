@@ -85,6 +85,10 @@ void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& ou
 void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
                          const void* shift, float eps, cudaStream_t stream);
 
+// y = x >= 0 ? x : slope[c] * x (ir/ops/prelu.h); `slope` holds e.channels values in the storage type.
+void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* slope,
+                  cudaStream_t stream);
+
 // Group normalization (ir/ops/group_norm.h): each sample's `groups` groups of e.channels / groups channels
 // normalized over their channels and pixels, then scaled and shifted per channel (storage type).
 void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,

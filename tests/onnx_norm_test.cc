@@ -1,7 +1,7 @@
 // The ONNX front end's normalizations beyond BatchNormalization, on models built here and run by the CPU
 // reference against values computed in the test: InstanceNormalization, GroupNormalization, GroupNorm as
 // PyTorch's TorchScript exporter writes it (Reshape to (N, g, -1), InstanceNormalization, Reshape back, Mul,
-// Add), and PoolFormer's block around it (a Sub of two activations).
+// Add), PoolFormer's block around it (a Sub of two activations), and PRelu.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -138,6 +138,29 @@ TEST(OnnxNorm, APoolFormerMixerSubtractsTwoActivations) {
   shapes.node("Sub", {"p", "x"}, {"y"}, "sub");
   EXPECT_NE(import_error(shapes).find("between activations only 4-D tensors of one shape are supported"),
             std::string::npos);
+}
+
+TEST(OnnxPRelu, ASlopePerChannelOrOneForAll) {
+  const std::vector<float> x = sample_input();
+  auto expect_prelu = [&](std::vector<int64_t> dims, std::vector<float> slope) {
+    Model m;
+    m.input("x", {1, kC, kH, kW}).output("y").init("a", dims, slope);
+    m.node("PRelu", {"x", "a"}, {"y"});
+    const ImportedModel model = imported(m);
+    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kPRelu), 1);
+    std::vector<float> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float a = slope.size() == 1 ? slope[0] : slope[i / size_t(kH * kW)];
+      want[i] = x[i] >= 0 ? x[i] : a * x[i];
+    }
+    expect_near(run(model, x), want);
+  };
+  expect_prelu({kC, 1, 1}, {0.1f, 0.2f, -0.5f, 2.f});  // torch.nn.PReLU(4) as exported
+  expect_prelu({1}, {0.25f});                          // torch.nn.PReLU()
+  Model along_w;                                       // a [C] slope broadcasts along W in ONNX, not along the channels
+  along_w.input("x", {1, kC, kH, kW}).output("y").init("a", {kC}, {1, 2, 3, 4});
+  along_w.node("PRelu", {"x", "a"}, {"y"}, "prelu");
+  EXPECT_NE(import_error(along_w).find("a constant of shape [4] is not per channel"), std::string::npos);
 }
 
 TEST(OnnxNorm, GroupsThatDoNotDivideTheChannelsAndOtherReadersOfTheViewAreNamed) {

@@ -32,7 +32,8 @@ std::vector<SubOp> samples() {
           ChannelShuffleAttrs{2},
           ChannelNormAttrs{1e-3f},
           PadAttrs{PadMode::kReflect, 1, 2, 0, 1, 0.f},
-          GroupNormAttrs{2, 1e-3f}};
+          GroupNormAttrs{2, 1e-3f},
+          PReluAttrs{}};
 }
 
 TEST(StepOps, EveryStepOpHasASample) {
@@ -206,6 +207,21 @@ TEST(ReferenceGroupNorm, EachGroupIsNormalizedOverItsChannelsAndPixelsThenScaled
   ASSERT_TRUE(out);
   const float inv = 1.f / std::sqrt(5.f + 1e-6f);
   expect_near(out->data, {-3.f * inv, -1.f * inv, 10.f + 2.f * inv, 10.f + 6.f * inv, 20.f, 20.f, 30.f, 30.f});
+}
+
+TEST(ReferencePRelu, NegativeValuesAreScaledByTheirChannelsSlope) {
+  GraphBuilder b("g", {2, 1, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), PReluAttrs{}));
+  auto g = b.build();
+  ASSERT_TRUE(g);
+  Weights w = make_weights(*g);
+  w.per_node[1][0].weight = {0.25f, -2.f};
+  reference::Tensor t(1, {2, 1, 2});
+  t.data = {-4.f, 3.f, -1.f, 0.f};
+  auto out = reference::run(*g, w, t);
+  ASSERT_TRUE(out);
+  expect_near(out->data, {-1.f, 3.f, 2.f, 0.f});
 }
 
 TEST(StepOps, GroupNormGroupsMustDivideTheChannels) {

@@ -108,9 +108,10 @@ class Importer {
   Expected<bool> group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Status instance_norm(const onnx::NodeProto& n);
   Status subtract(const onnx::NodeProto& n);
+  Status prelu(const onnx::NodeProto& n);
   Status group_norm(const onnx::NodeProto& n);
-  Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
-                         std::vector<float> scale, std::vector<float> shift);
+  Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps, std::vector<float> scale,
+                         std::vector<float> shift);
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
   Status pool(const onnx::NodeProto& n, ir::PoolKind kind);
@@ -223,6 +224,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Transpose", &Importer::transpose},
       {"LayerNormalization", &Importer::layer_norm},
       {"InstanceNormalization", &Importer::instance_norm},
+      {"PRelu", &Importer::prelu},
       {"GroupNormalization", &Importer::group_norm},
       {"Pad", &Importer::pad},
   };
@@ -372,7 +374,8 @@ NodeId Importer::foldable(const Activation& a, bool per_channel) const {
   if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) return c->activation == ir::Act::kNone ? v.node : ir::kNoNode;
   if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
     return l->activation == ir::Act::kNone ? v.node : ir::kNoNode;
-  if (per_channel && (std::holds_alternative<ir::GroupNormAttrs>(n.op) || std::holds_alternative<ir::ChannelNormAttrs>(n.op)))
+  if (per_channel &&
+      (std::holds_alternative<ir::GroupNormAttrs>(n.op) || std::holds_alternative<ir::ChannelNormAttrs>(n.op)))
     return v.node;
   return ir::kNoNode;
 }
@@ -891,9 +894,9 @@ Status Importer::subtract(const onnx::NodeProto& n) {
   consume(*a);
   consume(*b);
   ir::ParamTensor negate{std::vector<float>(size_t(sb.c), -1.f), {}};
-  ASSIGN_OR_RETURN(ir::Value neg, emit(n.name() + "/negate",
-                                       ir::Conv(sb.c).grouped(sb.c).bias(false).act(ir::Act::kNone), {tb},
-                                       std::move(negate)));
+  ASSIGN_OR_RETURN(ir::Value neg,
+                   emit(n.name() + "/negate", ir::Conv(sb.c).grouped(sb.c).bias(false).act(ir::Act::kNone), {tb},
+                        std::move(negate)));
   ta.push_back(neg);
   ++counts_["Sub of two activations run as a sum with the second negated"];
   if (uses(n.output(0)) > 1) {
@@ -902,6 +905,26 @@ Status Importer::subtract(const onnx::NodeProto& n) {
     return Status::ok();
   }
   define(n.output(0), Activation{{ta}});
+  return Status::ok();
+}
+
+// PRelu: a slope per channel, or one for all (repeated over the channels).
+Status Importer::prelu(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D tensor");
+  ASSIGN_OR_RETURN(const Constant* slope, const_input(n, 1));
+  const int channels = channels_of(*x);
+  std::vector<float> slopes;
+  if (slope->numel() == 1) {
+    slopes.assign(size_t(channels), slope->floats.at(0));
+  } else {
+    ASSIGN_OR_RETURN(slopes, per_channel(*slope, *x, channels));
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::PReluAttrs{}, x->terms, ir::ParamTensor{std::move(slopes), {}}));
+  Activation out{{{v}}};
+  out.channels_last = x->channels_last;
+  define(n.output(0), std::move(out));
   return Status::ok();
 }
 
@@ -1247,8 +1270,8 @@ Status Importer::resize(const onnx::NodeProto& n) {
                     "attribute 'keep_aspect_ratio_policy' = '" + policy + "' is not supported (stretch is)");
     ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
     const bool h_and_w = axes == std::vector<int64_t>{2, 3} || axes == std::vector<int64_t>{-2, -1};
-    RETURN_ERROR_IF(!axes.empty() && !h_and_w,
-                    ErrorCode::kInvalidArgument, "attribute 'axes' must name H and W ([2, 3]) where given");
+    RETURN_ERROR_IF(!axes.empty() && !h_and_w, ErrorCode::kInvalidArgument,
+                    "attribute 'axes' must name H and W ([2, 3]) where given");
   }
   const size_t rank = axes.empty() ? 4 : 2;
   ASSIGN_OR_RETURN(const Constant* scales, optional_const(n, legacy ? 1 : 2));
@@ -1376,7 +1399,7 @@ Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activat
                   ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
   const ir::Shape s = shape_of(x.terms);
   const int g = x.shuffle_groups;
-  const std::vector<int64_t> dims = g == 0 ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
+  const std::vector<int64_t> dims = g == 0              ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
                                     : x.shuffle_swapped ? std::vector<int64_t>{batch_, s.c / g, g, s.h, s.w}
                                                         : std::vector<int64_t>{batch_, g, s.c / g, s.h, s.w};
   ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(dims, shape.ints));
@@ -1424,8 +1447,7 @@ Expected<bool> Importer::group_view_reshape(const onnx::NodeProto& n, const Acti
     out.norm_groups = int(t[1]);
   } else {
     const int g = x.norm_groups;
-    ASSIGN_OR_RETURN(std::vector<int64_t> t,
-                     reshape_target({batch_, g, int64_t(s.c / g) * s.h * s.w}, shape.ints));
+    ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target({batch_, g, int64_t(s.c / g) * s.h * s.w}, shape.ints));
     RETURN_ERROR_IF(t != plain, ErrorCode::kInvalidArgument,
                     "a 3-D view (N, g, -1) is supported only reshaped back to (N, C, H, W)");
     out.norm_groups = 0;
@@ -1520,8 +1542,9 @@ Status Importer::transpose(const onnx::NodeProto& n) {
     out.channels_last = !x->channels_last;
     ++counts_["Transposes between NCHW and channels-last dropped (later ops read the axes accordingly)"];
   } else {
-    return bad("only Transpose(0,2,3,1) and (0,3,1,2) between NCHW and channels-last, and the Transpose(0,2,1,3,4) "
-               "of a channel shuffle (Reshape to (N, g, C/g, H, W), Transpose, Reshape back) are supported");
+    return bad(
+        "only Transpose(0,2,3,1) and (0,3,1,2) between NCHW and channels-last, and the Transpose(0,2,1,3,4) "
+        "of a channel shuffle (Reshape to (N, g, C/g, H, W), Transpose, Reshape back) are supported");
   }
   consume(*x);
   define(n.output(0), std::move(out));
@@ -1568,8 +1591,8 @@ Status Importer::pointwise_matmul(const onnx::NodeProto& n, const Activation& x)
   const int out_channels = int(b->dims[1]);
   ir::ParamTensor p{as_out_by_in(*b, true), {}};
   consume(x);
-  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::Conv(out_channels).act(ir::Act::kNone).bias(false), x.terms,
-                                     std::move(p)));
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::Conv(out_channels).act(ir::Act::kNone).bias(false), x.terms, std::move(p)));
   Activation out{{{v}}};
   out.channels_last = true;
   ++counts_["MatMuls of channels-last tensors run as 1x1 convolutions"];
