@@ -1,0 +1,396 @@
+// ONNX handlers of spatial and layout ops: Resize, Pad, the channel shuffle, channels-last blocks
+// (Transpose, LayerNormalization, MatMul), and group normalization's views.
+#include "frontends/onnx/importer.h"
+
+namespace ios::onnx_import::detail {
+
+namespace {
+
+Expected<ir::ResizeCoord> resize_coord(const std::string& s) {
+  if (s == "half_pixel") return ir::ResizeCoord::kHalfPixel;
+  if (s == "pytorch_half_pixel") return ir::ResizeCoord::kPytorchHalfPixel;
+  if (s == "align_corners") return ir::ResizeCoord::kAlignCorners;
+  if (s == "asymmetric") return ir::ResizeCoord::kAsymmetric;
+  return bad("attribute 'coordinate_transformation_mode' = '" + s +
+             "' is not supported (half_pixel, pytorch_half_pixel, align_corners and asymmetric are)");
+}
+
+Expected<ir::ResizeRound> resize_round(const std::string& s) {
+  if (s == "round_prefer_floor") return ir::ResizeRound::kRoundPreferFloor;
+  if (s == "round_prefer_ceil") return ir::ResizeRound::kRoundPreferCeil;
+  if (s == "floor") return ir::ResizeRound::kFloor;
+  if (s == "ceil") return ir::ResizeRound::kCeil;
+  return bad("attribute 'nearest_mode' has unknown value '" + s + "'");
+}
+
+// An output size as a Resize states it (sizes) or implies it (floor(in * scale)), range-checked.
+Expected<int> resize_extent(double value, const char* axis) {
+  RETURN_ERROR_IF(!(value >= 1 && value <= limits::kMaxSpatial), ErrorCode::kInvalidArgument,
+                  std::string("output ") + axis + " must be in [1, " + std::to_string(limits::kMaxSpatial) + "]");
+  return int(value);
+}
+
+}  // namespace
+
+// Resize (X, roi, scales, sizes) and Upsample (X, scales): nearest or linear over H and W. Upsample's
+// coordinates are asymmetric and its nearest rounds down.
+Status Importer::resize(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  RETURN_IF_ERROR(only_first_output_used(n));
+  const Attributes at(n);
+  const bool legacy = n.op_type() == "Upsample";  // the importer reads opset 11 and later
+  ir::ResizeAttrs r;
+  ASSIGN_OR_RETURN(std::string mode, at.get_string("mode", "nearest"));
+  if (mode == "nearest") {
+    r.mode = ir::ResizeMode::kNearest;
+  } else if (mode == "linear" || (legacy && mode == "bilinear")) {
+    r.mode = ir::ResizeMode::kLinear;
+  } else {
+    return bad("attribute 'mode' = '" + mode + "' is not supported (nearest and linear are)");
+  }
+  std::vector<int64_t> axes;
+  if (legacy) {
+    r.coord = ir::ResizeCoord::kAsymmetric;
+    r.round = ir::ResizeRound::kFloor;
+  } else {
+    ASSIGN_OR_RETURN(std::string coord, at.get_string("coordinate_transformation_mode", "half_pixel"));
+    ASSIGN_OR_RETURN(r.coord, resize_coord(coord));
+    ASSIGN_OR_RETURN(std::string round, at.get_string("nearest_mode", "round_prefer_floor"));
+    ASSIGN_OR_RETURN(r.round, resize_round(round));
+    ASSIGN_OR_RETURN(std::string policy, at.get_string("keep_aspect_ratio_policy", "stretch"));
+    RETURN_ERROR_IF(policy != "stretch", ErrorCode::kInvalidArgument,
+                    "attribute 'keep_aspect_ratio_policy' = '" + policy + "' is not supported (stretch is)");
+    ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
+    const bool h_and_w = axes == std::vector<int64_t>{2, 3} || axes == std::vector<int64_t>{-2, -1};
+    RETURN_ERROR_IF(!axes.empty() && !h_and_w, ErrorCode::kInvalidArgument,
+                    "attribute 'axes' must name H and W ([2, 3]) where given");
+  }
+  const size_t rank = axes.empty() ? 4 : 2;
+  ASSIGN_OR_RETURN(const Constant* scales, optional_const(n, legacy ? 1 : 2));
+  ASSIGN_OR_RETURN(const Constant* sizes, legacy ? Expected<const Constant*>(nullptr) : optional_const(n, 3));
+  const ir::Shape in = shape_of(x->terms);
+  if (sizes) {
+    const auto& v = sizes->ints;
+    RETURN_ERROR_IF(v.size() != rank, ErrorCode::kInvalidArgument,
+                    "input 'sizes' must have " + std::to_string(rank) + " values");
+    RETURN_ERROR_IF(rank == 4 && (v[0] != batch_ || v[1] != in.c), ErrorCode::kInvalidArgument,
+                    "input 'sizes' may resize only H and W");
+    ASSIGN_OR_RETURN(r.out_h, resize_extent(double(v[rank - 2]), "height"));
+    ASSIGN_OR_RETURN(r.out_w, resize_extent(double(v[rank - 1]), "width"));
+  } else if (scales) {
+    const auto& v = scales->floats;
+    RETURN_ERROR_IF(v.size() != rank, ErrorCode::kInvalidArgument,
+                    "input 'scales' must have " + std::to_string(rank) + " values");
+    RETURN_ERROR_IF(rank == 4 && (v[0] != 1.f || v[1] != 1.f), ErrorCode::kInvalidArgument,
+                    "input 'scales' may resize only H and W");
+    const double sh = v[rank - 2], sw = v[rank - 1];
+    RETURN_ERROR_IF(!(sh > 0 && sw > 0 && sh <= limits::kMaxSpatial && sw <= limits::kMaxSpatial),
+                    ErrorCode::kInvalidArgument, "input 'scales' must be positive and finite");
+    ASSIGN_OR_RETURN(r.out_h, resize_extent(std::floor(in.h * sh), "height"));
+    ASSIGN_OR_RETURN(r.out_w, resize_extent(std::floor(in.w * sw), "width"));
+    r.scale_h = sh, r.scale_w = sw;
+  } else {
+    return bad("neither 'scales' nor 'sizes' is given");
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), r, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// Pad (opset 11+: data, pads, constant_value, axes) of H and W: constant, reflect or edge.
+Status Importer::pad(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ASSIGN_OR_RETURN(std::string mode, Attributes(n).get_string("mode", "constant"));
+  ir::PadAttrs a;
+  if (mode == "constant") {
+    a.mode = ir::PadMode::kConstant;
+  } else if (mode == "reflect") {
+    a.mode = ir::PadMode::kReflect;
+  } else if (mode == "edge") {
+    a.mode = ir::PadMode::kEdge;
+  } else {
+    return bad("attribute 'mode' = '" + mode + "' is not supported (constant, reflect and edge are)");
+  }
+  ASSIGN_OR_RETURN(const Constant* pads, const_input(n, 1));
+  std::vector<int64_t> axes = {0, 1, 2, 3};
+  if (has_input(n, 3)) {
+    ASSIGN_OR_RETURN(const Constant* given, const_input(n, 3));
+    axes = given->ints;
+    for (int64_t& ax : axes) ax = ax < 0 ? ax + 4 : ax;
+  }
+  const auto& p = pads->ints;
+  RETURN_ERROR_IF(p.size() != 2 * axes.size(), ErrorCode::kInvalidArgument,
+                  "input 'pads' must hold a begin and an end per axis");
+  std::array<int64_t, 4> begin{}, end{};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    RETURN_ERROR_IF(axes[i] < 0 || axes[i] > 3, ErrorCode::kInvalidArgument, "input 'axes' names an axis past 4-D");
+    begin[size_t(axes[i])] = p[i], end[size_t(axes[i])] = p[i + axes.size()];
+  }
+  RETURN_ERROR_IF(begin[0] || end[0] || begin[1] || end[1], ErrorCode::kInvalidArgument,
+                  "pads batch or channels; only H and W are supported");
+  for (int64_t v : {begin[2], begin[3], end[2], end[3]})
+    RETURN_ERROR_IF(v < 0 || v > limits::kMaxPadding, ErrorCode::kInvalidArgument,
+                    "pads must be in [0, " + std::to_string(limits::kMaxPadding) + "] (negative pads crop)");
+  a.top = int(begin[2]), a.left = int(begin[3]), a.bottom = int(end[2]), a.right = int(end[3]);
+  if (has_input(n, 2) && a.mode == ir::PadMode::kConstant) {
+    ASSIGN_OR_RETURN(const Constant* value, const_input(n, 2));
+    RETURN_ERROR_IF(value->floats.size() != 1 || !std::isfinite(value->floats[0]), ErrorCode::kInvalidArgument,
+                    "input 'constant_value' must be one finite value");
+    a.value = value->floats[0];
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), a, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+namespace {
+
+// ONNX Reshape's target for an input of dimensions `in`: 0 copies the input's dimension there, -1 takes
+// what is left.
+Expected<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in, std::vector<int64_t> shape) {
+  int64_t total = 1;
+  for (int64_t d : in) total *= d;  // each within the IR's limits: no overflow
+  int64_t known = 1;
+  int inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) {
+      RETURN_ERROR_IF(i >= in.size(), ErrorCode::kInvalidArgument, "shape copies a dimension the input lacks");
+      shape[i] = in[i];
+    }
+    if (shape[i] == -1) {
+      RETURN_ERROR_IF(inferred >= 0, ErrorCode::kInvalidArgument, "shape has two -1 dimensions");
+      inferred = int(i);
+      continue;
+    }
+    RETURN_ERROR_IF(shape[i] < 1 || shape[i] > total / known, ErrorCode::kInvalidArgument,
+                    "shape does not fit the input's " + std::to_string(total) + " elements");
+    known *= shape[i];
+  }
+  if (inferred >= 0) {
+    RETURN_ERROR_IF(total % known != 0, ErrorCode::kInvalidArgument, "shape does not divide the input");
+    shape[size_t(inferred)] = total / known;
+  } else {
+    RETURN_ERROR_IF(known != total, ErrorCode::kInvalidArgument,
+                    "shape does not fit the input's " + std::to_string(total) + " elements");
+  }
+  return shape;
+}
+
+}  // namespace
+
+// The Reshapes of ShuffleNet's channel shuffle: (N, C, H, W) -> (N, g, C/g, H, W) starts one, and the
+// reshape back after Transpose(0,2,1,3,4) is one ChannelShuffle node. False: not a shuffle's reshape.
+Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
+  if (x.flat || x.channels_last || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
+  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
+  // allowzero = 1 (the dynamo exporter's) reads a 0 as a zero-size axis; without a 0 it changes nothing.
+  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
+                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  const ir::Shape s = shape_of(x.terms);
+  const int g = x.shuffle_groups;
+  const std::vector<int64_t> dims = g == 0              ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
+                                    : x.shuffle_swapped ? std::vector<int64_t>{batch_, s.c / g, g, s.h, s.w}
+                                                        : std::vector<int64_t>{batch_, g, s.c / g, s.h, s.w};
+  ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(dims, shape.ints));
+  Activation out = x;
+  if (g == 0) {
+    RETURN_ERROR_IF(t[0] != batch_ || t[3] != s.h || t[4] != s.w, ErrorCode::kInvalidArgument,
+                    "a reshape to 5-D is supported only as a channel shuffle's (N, g, C/g, H, W)");
+    out.shuffle_groups = int(t[1]);
+    out.shuffle_swapped = false;
+    consume(x);
+    define(n.output(0), std::move(out));
+    return true;
+  }
+  const std::vector<int64_t> plain{batch_, s.c, s.h, s.w};
+  RETURN_ERROR_IF(t != plain, ErrorCode::kInvalidArgument,
+                  "a 5-D view is supported only reshaped back to (N, C, H, W)");
+  consume(x);
+  out.shuffle_groups = 0;
+  if (x.shuffle_swapped) {
+    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ChannelShuffleAttrs{g}, x.terms));
+    out = Activation{{{v}}};
+    ++counts_["channel shuffles (Reshape, Transpose, Reshape) imported as one op"];
+  }
+  define(n.output(0), std::move(out));
+  return true;
+}
+
+// The Reshapes around a group normalization as PyTorch exports GroupNorm: (N, C, H, W) -> (N, g, -1) starts a
+// view that InstanceNormalization normalizes per group, and the reshape back to (N, C, H, W) ends it. False:
+// not such a reshape.
+Expected<bool> Importer::group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
+  if (x.flat || x.channels_last || x.shuffle_groups != 0) return false;
+  if (x.norm_groups == 0 && shape.ints.size() != 3) return false;
+  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
+  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
+                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  const ir::Shape s = shape_of(x.terms);
+  const std::vector<int64_t> plain{batch_, s.c, s.h, s.w};
+  Activation out = x;
+  if (x.norm_groups == 0) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(plain, shape.ints));
+    RETURN_ERROR_IF(t[0] != batch_ || t[1] < 1 || s.c % t[1] != 0, ErrorCode::kInvalidArgument,
+                    "a reshape to 3-D is supported only as a group normalization's (N, g, -1), g dividing the " +
+                        std::to_string(s.c) + " channels");
+    out.norm_groups = int(t[1]);
+  } else {
+    const int g = x.norm_groups;
+    ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target({batch_, g, int64_t(s.c / g) * s.h * s.w}, shape.ints));
+    RETURN_ERROR_IF(t != plain, ErrorCode::kInvalidArgument,
+                    "a 3-D view (N, g, -1) is supported only reshaped back to (N, C, H, W)");
+    out.norm_groups = 0;
+  }
+  consume(x);
+  define(n.output(0), std::move(out));
+  return true;
+}
+
+// InstanceNormalization of an (N, C, H, W) tensor normalizes each channel: a group normalization of C
+// groups. Of a group view (N, g, -1) it normalizes each group: PyTorch's GroupNorm export.
+Status Importer::instance_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* any, any_act_input(n, 0));
+  const Activation* x = any;
+  if (any->norm_groups == 0) {
+    ASSIGN_OR_RETURN(x, act_input(n, 0));
+  }
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D (N, C, H, W) tensor");
+  ASSIGN_OR_RETURN(float eps, Attributes(n).get_float("epsilon", 1e-5f));
+  const int channels = shape_of(x->terms).c;
+  const int groups = x->norm_groups != 0 ? x->norm_groups : channels;
+  ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
+  ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
+  for (const Constant* c : {scale, shift})
+    RETURN_ERROR_IF(c->dims.size() != 1 || c->dims[0] != groups, ErrorCode::kInvalidArgument,
+                    "inputs 1 and 2 (scale and B) must hold " + std::to_string(groups) + " values, one per " +
+                        (x->norm_groups != 0 ? "group" : "channel"));
+  return emit_group_norm(n, *x, groups, eps, scale->floats, shift->floats);
+}
+
+// GroupNormalization (opset 18): scale and bias per group before opset 21, per channel from it.
+Status Importer::group_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D (N, C, H, W) tensor");
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(int64_t groups, at.get_int("num_groups", 0));
+  const int channels = shape_of(x->terms).c;
+  RETURN_ERROR_IF(groups < 1 || groups > channels || channels % groups != 0, ErrorCode::kInvalidArgument,
+                  "attribute 'num_groups' = " + std::to_string(groups) + " must divide the input's " +
+                      std::to_string(channels) + " channels");
+  const int64_t per = opset_ >= 21 ? channels : groups;
+  ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
+  ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
+  for (const Constant* c : {scale, shift})
+    RETURN_ERROR_IF(c->dims.size() != 1 || c->dims[0] != per, ErrorCode::kInvalidArgument,
+                    "inputs 1 and 2 (scale and bias) must hold " + std::to_string(per) + " values at opset " +
+                        std::to_string(opset_));
+  if (per == channels) {
+    RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
+    consume(*x);
+    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{int(groups), eps}, x->terms,
+                                       ir::ParamTensor{scale->floats, shift->floats}));
+    define(n.output(0), Activation{{{v}}});
+    return Status::ok();
+  }
+  return emit_group_norm(n, *x, int(groups), eps, scale->floats, shift->floats);
+}
+
+// One group_norm node; `scale` and `shift` hold one value per group, repeated here over its channels.
+Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
+                                 std::vector<float> scale, std::vector<float> shift) {
+  RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
+  const int channels = shape_of(x.terms).c;
+  const int per_group = channels / groups;
+  ir::ParamTensor p;
+  for (int c = 0; c < channels; ++c) {
+    p.weight.push_back(scale[size_t(c / per_group)]);
+    p.bias.push_back(shift[size_t(c / per_group)]);
+  }
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{groups, eps}, x.terms, std::move(p)));
+  Activation out{{{v}}};
+  out.norm_groups = x.norm_groups;
+  define(n.output(0), std::move(out));
+  ++counts_[x.norm_groups != 0 ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
+                               : "InstanceNormalizations imported as group normalizations of one channel a group"];
+  return Status::ok();
+}
+
+// Transpose is supported where it swaps the groups of a channel shuffle's 5-D view, and between NCHW and
+// channels-last (N, H, W, C), which changes how later ops read the axes, not the values.
+Status Importer::transpose(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, any_act_input(n, 0));
+  ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", {}));
+  const std::vector<int64_t> swap_groups{0, 2, 1, 3, 4}, to_last{0, 2, 3, 1}, to_first{0, 3, 1, 2};
+  Activation out = *x;
+  if (x->shuffle_groups != 0 && perm == swap_groups) {
+    out.shuffle_swapped = !out.shuffle_swapped;
+  } else if (x->shuffle_groups == 0 && x->norm_groups == 0 && !x->flat &&
+             perm == (x->channels_last ? to_first : to_last)) {
+    out.channels_last = !x->channels_last;
+    ++counts_["Transposes between NCHW and channels-last dropped (later ops read the axes accordingly)"];
+  } else {
+    return bad(
+        "only Transpose(0,2,3,1) and (0,3,1,2) between NCHW and channels-last, and the Transpose(0,2,1,3,4) "
+        "of a channel shuffle (Reshape to (N, g, C/g, H, W), Transpose, Reshape back) are supported");
+  }
+  consume(*x);
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// LayerNormalization over the channels of a channels-last tensor (its last axis): ConvNeXt's LayerNorm.
+Status Importer::layer_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  RETURN_IF_ERROR(only_first_output_used(n));
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t axis, at.get_int("axis", -1));
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  RETURN_ERROR_IF(x->flat || !x->channels_last || (axis != -1 && axis != 3), ErrorCode::kInvalidArgument,
+                  "only a normalization over the channels of a channels-last tensor (after Transpose(0,2,3,1), "
+                  "axis -1) is supported");
+  RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
+  const int channels = channels_of(*x);
+  ir::ParamTensor p;
+  ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
+  ASSIGN_OR_RETURN(p.weight, per_channel(*scale, *x, channels));
+  p.bias.assign(size_t(channels), 0.f);
+  if (has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
+    ASSIGN_OR_RETURN(p.bias, per_channel(*shift, *x, channels));
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ChannelNormAttrs{eps}, x->terms, std::move(p)));
+  Activation out{{{v}}};
+  out.channels_last = true;
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// MatMul of a channels-last tensor by a constant C x K matrix: a 1x1 convolution (ConvNeXt's pointwise MLP,
+// nn.Linear applied to (N, H, W, C)).
+Status Importer::pointwise_matmul(const onnx::NodeProto& n, const Activation& x) {
+  ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
+  const int channels = channels_of(x);
+  RETURN_ERROR_IF(b->dims.size() != 2 || b->dims[0] != channels, ErrorCode::kInvalidArgument,
+                  "input 1 must be a matrix of " + std::to_string(channels) + " rows (the channels)");
+  RETURN_ERROR_IF(b->dims[1] < 1 || b->dims[1] > limits::kMaxChannels, ErrorCode::kInvalidArgument,
+                  "input 1 has more columns than the limit of " + std::to_string(limits::kMaxChannels) + " channels");
+  const int out_channels = int(b->dims[1]);
+  ir::ParamTensor p{as_out_by_in(*b, true), {}};
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::Conv(out_channels).act(ir::Act::kNone).bias(false), x.terms, std::move(p)));
+  Activation out{{{v}}};
+  out.channels_last = true;
+  ++counts_["MatMuls of channels-last tensors run as 1x1 convolutions"];
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+}  // namespace ios::onnx_import::detail

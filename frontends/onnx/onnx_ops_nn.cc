@@ -1,0 +1,408 @@
+// ONNX handlers of the network ops: convolution, normalization folded into it, activations, pooling,
+// reductions, and dense layers.
+#include "frontends/onnx/importer.h"
+
+namespace ios::onnx_import::detail {
+
+struct Pads {
+  int h = 0, w = 0;
+};
+
+// ONNX pads (begin/end per axis, or auto_pad) as the IR's symmetric padding. Asymmetric pads are kept
+// when they give the same windows as the symmetric begin padding (the extra end cells are never read).
+Expected<Pads> resolve_pads(const Attributes& at, const ir::Shape& in, const std::array<int, 2>& k,
+                            const std::array<int, 2>& s, bool ceil_mode) {
+  ASSIGN_OR_RETURN(std::string auto_pad, at.get_string("auto_pad", "NOTSET"));
+  std::array<int64_t, 4> p{0, 0, 0, 0};
+  const std::array<int, 2> extent{in.h, in.w};
+  RETURN_ERROR_IF(auto_pad != "NOTSET" && at.has("pads"), ErrorCode::kInvalidArgument,
+                  "attributes 'auto_pad' (" + auto_pad + ") and 'pads' are both given; ONNX allows only one");
+  if (auto_pad == "NOTSET") {
+    ASSIGN_OR_RETURN(auto pads, at.get_ints("pads", {0, 0, 0, 0}));
+    RETURN_ERROR_IF(pads.size() != 4, ErrorCode::kInvalidArgument,
+                    "attribute 'pads' must have 4 values (2-D), got " + std::to_string(pads.size()));
+    std::copy(pads.begin(), pads.end(), p.begin());
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int d = 0; d < 2; ++d) {
+      const int64_t out = (extent[d] + s[d] - 1) / s[d];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s[d] + k[d] - extent[d]);
+      p[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      p[d + 2] = total - p[d];
+    }
+  } else if (auto_pad != "VALID") {
+    return bad("attribute 'auto_pad' has unknown value '" + auto_pad + "'");
+  }
+  Pads out;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t b = p[d], e = p[d + 2];
+    RETURN_ERROR_IF(b < 0 || e < 0 || b > limits::kMaxPadding || e > limits::kMaxPadding, ErrorCode::kInvalidArgument,
+                    "attribute 'pads' must be in [0, " + std::to_string(limits::kMaxPadding) + "]");
+    auto floor_out = [&](int64_t total) { return (extent[d] + total - k[d]) / s[d]; };
+    RETURN_ERROR_IF(b != e && (ceil_mode || floor_out(b + e) != floor_out(2 * b)), ErrorCode::kInvalidArgument,
+                    "asymmetric pads (" + std::to_string(b) + " before, " + std::to_string(e) + " after, axis " +
+                        std::to_string(d + 2) +
+                        ") change the output; only pads equal to a symmetric padding are supported");
+    (d == 0 ? out.h : out.w) = static_cast<int>(b);
+  }
+  return out;
+}
+
+Expected<std::array<int, 2>> pair_attr(const Attributes& at, const std::string& name, std::vector<int64_t> fallback) {
+  ASSIGN_OR_RETURN(auto v, at.get_ints(name, fallback));
+  RETURN_ERROR_IF(
+      v.size() != 2, ErrorCode::kInvalidArgument,
+      "attribute '" + name + "' must have 2 values (only 2-D ops are supported), got " + std::to_string(v.size()));
+  for (int64_t x : v)
+    RETURN_ERROR_IF(x < 1 || x > limits::kMaxWindow, ErrorCode::kInvalidArgument,
+                    "attribute '" + name + "' must be in [1, " + std::to_string(limits::kMaxWindow) + "]");
+  return std::array<int, 2>{int(v[0]), int(v[1])};
+}
+
+Status Importer::conv(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ASSIGN_OR_RETURN(const Constant* w, const_input(n, 1));
+  RETURN_ERROR_IF(w->dims.size() != 4, ErrorCode::kInvalidArgument,
+                  "only 2-D convolutions are supported (weight of rank " + std::to_string(w->dims.size()) + ")");
+  const Attributes at(n);
+  const ir::Shape in = shape_of(x->terms);
+  ASSIGN_OR_RETURN(int64_t group, at.get_int("group", 1));
+  // group is bounded before the product, which could otherwise overflow.
+  RETURN_ERROR_IF(group < 1 || group > in.c || w->dims[1] * group != in.c, ErrorCode::kInvalidArgument,
+                  "weight of " + std::to_string(w->dims[1]) + " input channels x group " + std::to_string(group) +
+                      " does not match the input's " + std::to_string(in.c) + " channels");
+  const std::vector<int64_t> kernel{w->dims[2], w->dims[3]};
+  ASSIGN_OR_RETURN(auto k, pair_attr(at, "kernel_shape", kernel));
+  RETURN_ERROR_IF(k[0] != kernel[0] || k[1] != kernel[1], ErrorCode::kInvalidArgument,
+                  "attribute 'kernel_shape' does not match the weight's shape");
+  ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
+  ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
+  ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1}, s, false));
+  ir::ParamTensor params{w->floats, {}};
+  if (has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* b, const_input(n, 2));
+    RETURN_ERROR_IF(
+        b->numel() != w->dims[0], ErrorCode::kInvalidArgument,
+        "bias has " + std::to_string(b->numel()) + " values for " + std::to_string(w->dims[0]) + " outputs");
+    params.bias = b->floats;
+  }
+  const ir::ConvAttrs attrs = ir::Conv(int(w->dims[0]))
+                                  .kernel(k[0], k[1])
+                                  .stride(s[0], s[1])
+                                  .dilation(d[0], d[1])
+                                  .pad(p.h, p.w)
+                                  .grouped(int(group))
+                                  .bias(has_input(n, 2))
+                                  .act(ir::Act::kNone);
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms, std::move(params)));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// y = scale * x + shift per channel: folded into the convolution or linear op before it where it is
+// that op's only reader, else a 1x1 depthwise convolution (one multiply-add per element).
+Status Importer::channel_affine(const onnx::NodeProto& n, const Activation& x, const std::vector<float>* scale,
+                                const std::vector<float>* shift) {
+  if (NodeId id = foldable(x, true); id != ir::kNoNode) {
+    ir::Node& node = g_.nodes[size_t(id)];
+    ir::ParamTensor& p = w_.per_node[size_t(id)][0];
+    const int out = node.output_shape.c;
+    const size_t per_out = p.weight.size() / size_t(out);
+    if (p.bias.empty()) p.bias.assign(size_t(out), 0.f);
+    for (int o = 0; o < out; ++o) {
+      const float a = scale ? (*scale)[size_t(o)] : 1.f, b = shift ? (*shift)[size_t(o)] : 0.f;
+      for (size_t i = 0; i < per_out; ++i) p.weight[size_t(o) * per_out + i] *= a;
+      p.bias[size_t(o)] = p.bias[size_t(o)] * a + b;
+    }
+    std::visit(
+        [](auto& attrs) {
+          if constexpr (requires { attrs.has_bias; }) attrs.has_bias = true;
+        },
+        node.op);
+    ++counts_[n.op_type() + " folded into the op before it"];
+    consume(x);
+    define(n.output(0), x);
+    return Status::ok();
+  }
+  RETURN_ERROR_IF(x.flat, ErrorCode::kInvalidArgument,
+                  "a per-channel scale or shift of a flattened tensor is supported only right after Gemm / MatMul");
+  const int channels = shape_of(x.terms).c;
+  ir::ParamTensor p;
+  p.weight = scale ? *scale : std::vector<float>(size_t(channels), 1.f);
+  if (shift) p.bias = *shift;
+  ++counts_[n.op_type() + " run as a 1x1 depthwise convolution (no convolution before it to fold into)"];
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::Conv(channels).grouped(channels).bias(shift != nullptr).act(ir::Act::kNone),
+                        x.terms, std::move(p)));
+  Activation out{{{v}}};
+  out.channels_last = x.channels_last;
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+Status Importer::batch_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t training, at.get_int("training_mode", 0));
+  RETURN_ERROR_IF(training != 0, ErrorCode::kInvalidArgument, "training_mode = 1 is not inference");
+  RETURN_IF_ERROR(only_first_output_used(n));
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  const int channels = channels_of(*x);
+  std::array<const Constant*, 4> c{};  // scale, bias, mean, var
+  for (int i = 0; i < 4; ++i) {
+    ASSIGN_OR_RETURN(c[size_t(i)], const_input(n, i + 1));
+    RETURN_ERROR_IF(c[size_t(i)]->numel() != channels, ErrorCode::kInvalidArgument,
+                    "input " + std::to_string(i + 1) + " has " + std::to_string(c[size_t(i)]->numel()) +
+                        " values for " + std::to_string(channels) + " channels");
+  }
+  std::vector<float> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
+  for (size_t ch = 0; ch < size_t(channels); ++ch) {
+    RETURN_ERROR_IF(!(c[3]->floats[ch] + eps > 0.f), ErrorCode::kInvalidArgument,
+                    "variance + epsilon is " + std::to_string(c[3]->floats[ch] + eps) + " at channel " +
+                        std::to_string(ch) + "; it must be positive");
+    scale[ch] = c[0]->floats[ch] / std::sqrt(c[3]->floats[ch] + eps);
+    shift[ch] = c[1]->floats[ch] - c[2]->floats[ch] * scale[ch];
+  }
+  return channel_affine(n, *x, &scale, &shift);
+}
+
+Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  if (NodeId id = foldable(*x, false); id != ir::kNoNode) {
+    std::visit(
+        [act](auto& attrs) {
+          if constexpr (requires { attrs.activation; }) attrs.activation = act;
+        },
+        g_.nodes[size_t(id)].op);
+    ++counts_[n.op_type() + " fused into the op before it"];
+    consume(*x);
+    define(n.output(0), *x);
+    return Status::ok();
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ActivationAttrs{act}, x->terms));
+  Activation out{{{v}}, x->flat};
+  out.channels_last = x->channels_last;
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// Clip(0, 6) is relu6 and Clip(0, inf) relu; other bounds are not an activation the IR has.
+Status Importer::clip(const onnx::NodeProto& n) {
+  float lo = -INFINITY, hi = INFINITY;
+  if (opset_ >= 11) {
+    for (int i : {1, 2}) {
+      if (!has_input(n, i)) continue;
+      ASSIGN_OR_RETURN(const Constant* c, const_input(n, i));
+      RETURN_ERROR_IF(c->numel() != 1, ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " must be a scalar");
+      (i == 1 ? lo : hi) = c->floats[0];
+    }
+  } else {
+    const Attributes at(n);
+    ASSIGN_OR_RETURN(lo, at.get_float("min", -INFINITY));
+    ASSIGN_OR_RETURN(hi, at.get_float("max", INFINITY));
+  }
+  if (lo == 0.f && hi == 6.f) return activation(n, ir::Act::kRelu6);
+  if (lo == 0.f && std::isinf(hi) && hi > 0) return activation(n, ir::Act::kRelu);
+  return bad("Clip(min " + std::to_string(lo) + ", max " + std::to_string(hi) +
+             ") is not supported: only Clip(0, 6) (relu6) and Clip(0, inf) (relu)");
+}
+
+// An attribute that must have the value the activation table's row was written for.
+Status require_float(const Attributes& at, const std::string& name, float fallback, float wanted, const char* why) {
+  ASSIGN_OR_RETURN(float v, at.get_float(name, fallback));
+  RETURN_ERROR_IF(std::fabs(v - wanted) > 1e-6f * std::max(1.f, std::fabs(wanted)), ErrorCode::kInvalidArgument,
+                  "attribute '" + name + "' is " + std::to_string(v) + "; only " + std::to_string(wanted) + " (" + why +
+                      ") is supported");
+  return Status::ok();
+}
+
+// HardSigmoid(alpha 1/6, beta 1/2): PyTorch's hardsigmoid, and the gate of hard-swish.
+Status Importer::hard_sigmoid(const onnx::NodeProto& n) {
+  const Attributes at(n);
+  RETURN_IF_ERROR(require_float(at, "alpha", 0.2f, 1.f / 6.f, "PyTorch's hardsigmoid"));
+  RETURN_IF_ERROR(require_float(at, "beta", 0.5f, 0.5f, "PyTorch's hardsigmoid"));
+  return activation(n, ir::Act::kHardSigmoid);
+}
+
+// Swish(alpha 1) = x * sigmoid(x): SiLU (also what x * Sigmoid(x) is rewritten to, onnx_patterns.h).
+Status Importer::swish(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 1.f, 1.f, "SiLU"));
+  return activation(n, ir::Act::kSilu);
+}
+
+Status Importer::gelu(const onnx::NodeProto& n) {
+  const Expected<std::string> approximate = Attributes(n).get_string("approximate", "none");
+  if (!approximate) return approximate.status();
+  if (*approximate == "none") return activation(n, ir::Act::kGelu);
+  if (*approximate == "tanh") return activation(n, ir::Act::kGeluTanh);
+  return bad("attribute 'approximate' must be none or tanh, got '" + to_valid_utf8(*approximate) + "'");
+}
+
+Status Importer::elu(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 1.f, 1.f, "the default"));
+  return activation(n, ir::Act::kElu);
+}
+
+// PyTorch's default slope (timm's CSP and Darknet nets); the table has no other.
+Status Importer::leaky_relu(const onnx::NodeProto& n) {
+  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 0.01f, 0.01f, "PyTorch's default"));
+  return activation(n, ir::Act::kLeakyRelu);
+}
+
+Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  RETURN_IF_ERROR(only_first_output_used(n));
+  const Attributes at(n);
+  RETURN_ERROR_IF(!at.has("kernel_shape"), ErrorCode::kInvalidArgument, "attribute 'kernel_shape' is missing");
+  ASSIGN_OR_RETURN(auto k, pair_attr(at, "kernel_shape", {}));
+  ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
+  ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
+  RETURN_ERROR_IF(d[0] != 1 || d[1] != 1, ErrorCode::kInvalidArgument, "dilated pooling is not supported");
+  ASSIGN_OR_RETURN(int64_t ceil_mode, at.get_int("ceil_mode", 0));
+  ASSIGN_OR_RETURN(int64_t include_pad, at.get_int("count_include_pad", 0));
+  const ir::Shape in = shape_of(x->terms);
+  ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, k, s, ceil_mode != 0));
+  ir::PoolAttrs attrs;
+  attrs.kind = kind;
+  attrs.kernel(k[0], k[1]).stride(s[0], s[1]).pad(p.h, p.w).ceil(ceil_mode != 0).include_pad(include_pad != 0);
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+Status Importer::global_pool(const onnx::NodeProto& n, ir::PoolKind kind) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ir::PoolAttrs attrs;
+  attrs.kind = kind;
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// PRelu: a slope per channel, or one for all (repeated over the channels).
+Status Importer::prelu(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D tensor");
+  ASSIGN_OR_RETURN(const Constant* slope, const_input(n, 1));
+  const int channels = channels_of(*x);
+  std::vector<float> slopes;
+  if (slope->numel() == 1) {
+    slopes.assign(size_t(channels), slope->floats.at(0));
+  } else {
+    ASSIGN_OR_RETURN(slopes, per_channel(*slope, *x, channels));
+  }
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::PReluAttrs{}, x->terms, ir::ParamTensor{std::move(slopes), {}}));
+  Activation out{{{v}}};
+  out.channels_last = x->channels_last;
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
+// ReduceMean / ReduceMax over H and W: a global pool; without keepdims the result is (batch, C), as a
+// Flatten after it would give. Axes come from the attribute (opset < 18) or the second input (18+).
+Status Importer::reduce(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  const Attributes at(n);
+  std::vector<int64_t> axes;
+  if (has_input(n, 1)) {
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1));
+    axes = c->ints;
+  } else {
+    ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
+  }
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  RETURN_ERROR_IF(axes != std::vector<int64_t>({2, 3}), ErrorCode::kInvalidArgument,
+                  "only a reduction over the spatial axes (2, 3) is supported");
+  ASSIGN_OR_RETURN(int64_t keepdims, at.get_int("keepdims", 1));
+  ir::PoolAttrs attrs;
+  attrs.kind = n.op_type() == "ReduceMean" ? ir::PoolKind::kGlobalAvg : ir::PoolKind::kGlobalMax;
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, x->terms));
+  define(n.output(0), Activation{{{v}}, keepdims == 0});
+  return Status::ok();
+}
+
+// Gemm and MatMul read (batch, features): a 4-D input would multiply along its width instead.
+Status Importer::needs_flat(const Activation& x) const {
+  RETURN_ERROR_IF(!x.flat, ErrorCode::kInvalidArgument,
+                  "input 0 is a 4-D tensor " + shape_of(x.terms).to_string() +
+                      "; only (batch, features) is supported here (Flatten or Reshape it first)");
+  return Status::ok();
+}
+
+Status Importer::linear(const onnx::NodeProto& n, const Activation& x, std::vector<float> weight, int out,
+                        const std::vector<float>* bias) {
+  ir::ParamTensor p{std::move(weight), bias ? *bias : std::vector<float>{}};
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::LinearAttrs{out, bias != nullptr, ir::Act::kNone}, x.terms, std::move(p)));
+  define(n.output(0), Activation{{{v}}, true});
+  return Status::ok();
+}
+
+// The (in, out) or (out, in) matrix as the IR's row-major [out][in].
+std::vector<float> as_out_by_in(const Constant& m, bool transposed) {
+  if (!transposed) return m.floats;
+  const auto in = size_t(m.dims[0]), out = size_t(m.dims[1]);
+  std::vector<float> w(in * out);
+  for (size_t i = 0; i < in; ++i)
+    for (size_t o = 0; o < out; ++o) w[o * in + i] = m.floats[i * out + o];
+  return w;
+}
+
+Status Importer::gemm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t trans_a, at.get_int("transA", 0));
+  ASSIGN_OR_RETURN(int64_t trans_b, at.get_int("transB", 0));
+  ASSIGN_OR_RETURN(float alpha, at.get_float("alpha", 1.f));
+  ASSIGN_OR_RETURN(float beta, at.get_float("beta", 1.f));
+  RETURN_ERROR_IF(trans_a != 0, ErrorCode::kInvalidArgument, "transA = 1 is not supported");
+  RETURN_IF_ERROR(needs_flat(*x));
+  RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
+  const int64_t in = shape_of(x->terms).numel();
+  const int64_t k = trans_b ? b->dims[1] : b->dims[0], out = trans_b ? b->dims[0] : b->dims[1];
+  RETURN_ERROR_IF(k != in, ErrorCode::kInvalidArgument,
+                  "matrix has " + std::to_string(k) + " rows for " + std::to_string(in) + " input features");
+  std::vector<float> weight = as_out_by_in(*b, trans_b == 0);
+  for (float& v : weight) v *= alpha;
+  std::optional<std::vector<float>> bias;
+  if (has_input(n, 2)) {
+    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 2));
+    // C broadcasts to (batch, out): shapes [], [1], [out], [1, 1] and [1, out] do; [out, 1] would be per sample.
+    const auto& d = c->dims;
+    const bool broadcasts = (d.empty() || (d.size() == 1 && (d[0] == 1 || d[0] == out)) ||
+                             (d.size() == 2 && d[0] == 1 && (d[1] == 1 || d[1] == out)));
+    RETURN_ERROR_IF(!broadcasts, ErrorCode::kInvalidArgument,
+                    "bias of shape " + shape_text(d) + " does not broadcast to (batch, " + std::to_string(out) +
+                        "); it must be [" + std::to_string(out) + "], [1, " + std::to_string(out) + "] or a scalar");
+    bias = c->numel() == 1 ? std::vector<float>(size_t(out), c->floats[0]) : c->floats;
+    for (float& v : *bias) v *= beta;
+  }
+  return linear(n, *x, std::move(weight), int(out), bias ? &*bias : nullptr);
+}
+
+Status Importer::matmul(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  if (x->channels_last) return pointwise_matmul(n, *x);
+  RETURN_IF_ERROR(needs_flat(*x));
+  ASSIGN_OR_RETURN(const Constant* b, const_input(n, 1));
+  RETURN_ERROR_IF(b->dims.size() != 2, ErrorCode::kInvalidArgument, "input 1 must be a matrix");
+  const int64_t in = shape_of(x->terms).numel();
+  RETURN_ERROR_IF(b->dims[0] != in, ErrorCode::kInvalidArgument,
+                  "matrix has " + std::to_string(b->dims[0]) + " rows for " + std::to_string(in) + " input features");
+  return linear(n, *x, as_out_by_in(*b, true), int(b->dims[1]), nullptr);
+}
+
+}  // namespace ios::onnx_import::detail
