@@ -9,6 +9,7 @@
 #include "common/file_io.h"
 #include "ir/builder.h"
 #include "ir/json_io.h"
+#include "op_cases.h"
 #include "reference/reference_executor.h"
 
 namespace ios::ir {
@@ -34,6 +35,20 @@ std::vector<SubOp> samples() {
           PadAttrs{PadMode::kReflect, 1, 2, 0, 1, 0.f},
           GroupNormAttrs{2, 1e-3f},
           PReluAttrs{}};
+}
+
+TEST(OpCases, EveryOpKindAndActivationHasAGeneratedGpuCase) {
+  std::set<OpKind> kinds;
+  std::set<std::string> names;
+  for (const ios::testing::OpGraphCase& c : ios::testing::op_graph_cases()) {
+    EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
+    const Graph g = c.build();
+    for (const Node& n : g.nodes) kinds.insert(n.kind());
+  }
+  for (size_t k = 0; k < std::variant_size_v<Op>; ++k)
+    EXPECT_TRUE(kinds.count(OpKind(k))) << "op kind " << op_kind_name(OpKind(k)) << " has no case in tests/op_cases.h";
+  for (const auto& a : ios::testing::activation_cases())
+    EXPECT_TRUE(names.count(ios::testing::case_name(act_name(a.act)))) << act_name(a.act) << " has no case";
 }
 
 TEST(StepOps, EveryStepOpHasASample) {

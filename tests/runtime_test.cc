@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "activation_cases.h"
+#include "op_cases.h"
 #include "common/tensor_pack.h"
 #include "models/models.h"
 #include "reference/reference_executor.h"
@@ -232,8 +233,9 @@ struct OpCase {
 
 class GpuOps : public ::testing::TestWithParam<OpCase> {};
 
-TEST_P(GpuOps, EachOperatorMatchesTheReferenceAtBatchOneAndThree) {
-  const ir::Graph graph = op_matrix_graph();
+// Runs every node of `graph` on the GPU in `c`'s precision and layout at batch 1 and 3, and compares each
+// with the CPU reference.
+void expect_every_node_matches(const ir::Graph& graph, const OpCase& c) {
   ir::Weights w = make_weights(graph);
   for (int batch : {1, 3}) {
     reference::Tensor in(batch, graph.input_shape());
@@ -243,7 +245,7 @@ TEST_P(GpuOps, EachOperatorMatchesTheReferenceAtBatchOneAndThree) {
     SKIP_WITHOUT_GPU();
     auto plan = sched::compile_plan(graph, sched::sequential_schedule(graph));
     ExecutorOptions eo;
-    eo.config = config_of(GetParam().precision, GetParam().layout, batch);
+    eo.config = config_of(c.precision, c.layout, batch);
     eo.context = context_for(eo.config);
     eo.keep_all = true;  // every node is read back
     auto exec = Executor::create(graph, w, *plan, eo);
@@ -260,8 +262,12 @@ TEST_P(GpuOps, EachOperatorMatchesTheReferenceAtBatchOneAndThree) {
       EXPECT_LT(err, eo.config.tolerance()) << "node " << graph.node(id).name << " ("
                                             << ir::op_kind_name(graph.node(id).kind()) << ") " << eo.config.key();
     }
-    std::printf("[ops] %-14s worst node rel-L2 %.3e\n", eo.config.key().c_str(), worst);
+    std::printf("[%s] %-14s worst node rel-L2 %.3e\n", graph.name.c_str(), eo.config.key().c_str(), worst);
   }
+}
+
+TEST_P(GpuOps, EachOperatorMatchesTheReferenceAtBatchOneAndThree) {
+  expect_every_node_matches(op_matrix_graph(), GetParam());
 }
 
 std::vector<OpCase> op_cases() {
@@ -273,6 +279,33 @@ std::vector<OpCase> op_cases() {
 
 INSTANTIATE_TEST_SUITE_P(EveryPrecisionAndLayout, GpuOps, ::testing::ValuesIn(op_cases()),
                          [](const auto& info) { return info.param.precision + "_" + info.param.layout; });
+
+// The generated cases of tests/op_cases.h, one op (and attribute variant or activation) each, every precision
+// and layout: `--gtest_filter='Ops/GpuOp.*/GroupNorm_*'` runs one op.
+struct OneOpCase {
+  size_t index;
+  OpCase config;
+  std::string name;
+  friend void PrintTo(const OneOpCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class GpuOp : public ::testing::TestWithParam<OneOpCase> {};
+
+TEST_P(GpuOp, MatchesTheReferenceAtBatchOneAndThree) {
+  static const std::vector<ios::testing::OpGraphCase> graphs = ios::testing::op_graph_cases();
+  expect_every_node_matches(graphs.at(GetParam().index).build(), GetParam().config);
+}
+
+std::vector<OneOpCase> one_op_cases() {
+  std::vector<OneOpCase> cases;
+  const std::vector<ios::testing::OpGraphCase> graphs = ios::testing::op_graph_cases();
+  for (size_t i = 0; i < graphs.size(); ++i)
+    for (const OpCase& c : op_cases()) cases.push_back({i, c, graphs[i].name + "_" + c.precision + "_" + c.layout});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, GpuOp, ::testing::ValuesIn(one_op_cases()),
+                         [](const auto& info) { return info.param.name; });
 
 // Every activation of the table (tests/activation_cases.h) fused into a convolution's epilogue (cuDNN's
 // pointwise mode where it has one, else the convolution alone and our epilogue kernel), as a node of its
