@@ -37,7 +37,7 @@ std::vector<SubOp> samples() {
           PReluAttrs{}};
 }
 
-TEST(OpCases, EveryOpKindAndActivationHasAGeneratedGpuCase) {
+TEST(OpCases, EveryOpKindAndActivationHasACase) {
   std::set<OpKind> kinds;
   std::set<std::string> names;
   for (const ios::testing::OpGraphCase& c : ios::testing::op_graph_cases()) {
