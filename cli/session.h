@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/options.h"
+#include "common/exec_config.h"
 #include "scheduler/cost_model.h"
 #ifdef IOS_WITH_RUNTIME
 #include "runtime/context.h"
