@@ -289,27 +289,20 @@ Status Importer::group_norm(const onnx::NodeProto& n) {
     RETURN_ERROR_IF(c->dims.size() != 1 || c->dims[0] != per, ErrorCode::kInvalidArgument,
                     "inputs 1 and 2 (scale and bias) must hold " + std::to_string(per) + " values at opset " +
                         std::to_string(opset_));
-  if (per == channels) {
-    RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
-    consume(*x);
-    ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{int(groups), eps}, x->terms,
-                                       ir::ParamTensor{scale->floats, shift->floats}));
-    define(n.output(0), Activation{{{v}}});
-    return Status::ok();
-  }
   return emit_group_norm(n, *x, int(groups), eps, scale->floats, shift->floats);
 }
 
-// One group_norm node; `scale` and `shift` hold one value per group, repeated here over its channels.
+// One group_norm node. `scale` and `shift` hold one value per channel, or one per group, repeated here over
+// the group's channels.
 Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
                                  std::vector<float> scale, std::vector<float> shift) {
   RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
   const int channels = shape_of(x.terms).c;
-  const int per_group = channels / groups;
+  const int per_value = scale.size() == size_t(channels) ? 1 : channels / groups;
   ir::ParamTensor p;
   for (int c = 0; c < channels; ++c) {
-    p.weight.push_back(scale[size_t(c / per_group)]);
-    p.bias.push_back(shift[size_t(c / per_group)]);
+    p.weight.push_back(scale[size_t(c / per_value)]);
+    p.bias.push_back(shift[size_t(c / per_value)]);
   }
   consume(x);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{groups, eps}, x.terms, std::move(p)));
@@ -317,7 +310,7 @@ Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, 
   out.norm_groups = x.norm_groups;
   define(n.output(0), std::move(out));
   ++counts_[x.norm_groups != 0 ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
-                               : "InstanceNormalizations imported as group normalizations of one channel a group"];
+                               : n.op_type() + " imported as a group normalization"];
   return Status::ok();
 }
 
