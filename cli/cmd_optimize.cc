@@ -106,7 +106,7 @@ struct ExtraWorkers {
       threads.emplace_back([&, i] {
         const cudaError_t set = cudaSetDevice(devices[i]);
         made[i].emplace(set != cudaSuccess ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
-                                           : make_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
+                                           : ios::engine::make_gpu_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
       });
     for (std::thread& t : threads) t.join();
     CHECK_CUDA(cudaSetDevice(devices[0]));
@@ -151,7 +151,7 @@ int cmd_optimize(OptimizeArgs& a) {
   if (a.cost_model == "measured" || (a.cost_model == "auto" && ios::rt::gpu_available()))
     if (Status s = session->compile_ahead_on_tuning(*g); !s) return fail(s);
 #endif
-  auto model = make_cost_model(*g, a.cost_model, session->config, a.timing_rule(), [&] { return session->context(); });
+  auto model = ios::engine::make_cost_model(*g, a.cost_model, session->config, a.timing_rule(), [&] { return session->context(); });
   if (!model) return fail(model.status());
   if ((a.devices != "0" || a.workers_per_gpu.value_or(1) != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,

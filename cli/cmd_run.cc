@@ -1,5 +1,6 @@
-// `ios run`: a network scheduled (or its schedule file read), built on the GPU in the execution modes asked
-// for, timed, traced, checked against the CPU reference; `--device cpu` runs the CPU reference alone.
+// `ios run`: an engine built now (build_engine: the network searched or its schedule read, the execution
+// modes asked for timed) or loaded from a plan file, then timed, traced and checked against the CPU reference;
+// `--device cpu` runs the CPU reference alone.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,49 @@ int cmd_run_reference(const GraphSource& src, int batch, const std::string& inpu
   return report.finish();
 }
 
+void RunArgs::add_to(CLI::App* run) {
+  build.add_to(run);
+  run->add_option("--plan", plan_file, "run this engine plan (`ios build --save`) instead of building one");
+  run->add_option("--warmup", warmup, "warm-up runs")->check(CLI::Range(0, 1000000));
+  run->add_option("--iters,--iterations", iters, "timed runs (at least)")->check(CLI::Range(1, 100000000));
+  run->add_option("--warmUp", warmup_ms, "warm up for at least this many milliseconds too (trtexec)")
+      ->check(CLI::Range(0.0, 3.6e6));
+  run->add_option("--duration", duration_s, "keep timing until at least this many seconds have passed (trtexec)")
+      ->check(CLI::Range(0.0, 86400.0));
+  run->add_option("--exportTimes", export_times, "write every timed inference's latency as JSON (trtexec)");
+  run->add_option("--input", input_file,
+                  "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
+  run->add_option("--output", output_file, "write the output batch: .npy, or raw float32 for other names");
+  run->add_flag("--check", check, "compare the output with the CPU reference");
+  run->add_flag("--check-nodes", check_nodes,
+                "compare every node's output with the CPU reference and name those past the tolerance (keeps every "
+                "activation: more memory)");
+  run->add_option("--trace", trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
+  run->add_option("--graph-dot", graph_dot_file,
+                  "write the CUDA graph as Graphviz (every node with its launch parameters, every edge)");
+  run->add_option("--chaos", chaos,
+                  "instead of timing: N replays with random delays before every plan step, each output compared "
+                  "bit for bit with the unperturbed run (exit 3 if any differs)")
+      ->check(CLI::Range(0, 100000));
+}
+
+namespace {
+
+// --exec auto, --prefetch-weights auto and --concat-writes auto build several executors and keep the fastest:
+// not something to trace or perturb.
+Status check_run_flags(const RunArgs& a) {
+  const BuildArgs& b = a.build;
+  const bool several = b.exec == "auto" || b.opt.prefetch_weights == "auto" || b.opt.concat_writes == "auto";
+  RETURN_ERROR_IF(several && (b.no_graph || a.chaos > 0 || !a.trace_file.empty()), ios::ErrorCode::kInvalidArgument,
+                  "--exec auto, --prefetch-weights auto and --concat-writes auto time the CUDA graphs they name and "
+                  "keep the fastest; they cannot be combined with --no-graph, --chaos or --trace");
+  RETURN_ERROR_IF(!a.plan_file.empty() && !b.schedule_file.empty(), ios::ErrorCode::kInvalidArgument,
+                  "--plan holds its schedule: it cannot be combined with --schedule");
+  return Status::ok();
+}
+
+}  // namespace
+
 #ifdef IOS_WITH_RUNTIME
 namespace {
 
@@ -48,112 +92,21 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
 }
 
-// One way to run a schedule: its execution mode, how many stages ahead the CUDA graph prefetches each
-// stage's weights (0: not at all), and how its concatenations are written.
-struct RunVariant {
-  ios::sched::ExecMode mode = ios::sched::ExecMode::kStaged;
-  int prefetch_ahead = 0;
-  ios::ConcatWrites concat_writes = ios::ConcatWrites::kInPlace;
-  std::string name() const {
-    std::string text = std::string(ios::sched::exec_mode_name(mode)) + ios::rt::prefetch_suffix(prefetch_ahead);
-    if (concat_writes != ios::ConcatWrites::kInPlace) text += std::string("/") + ios::concat_writes_name(concat_writes);
-    return text;
-  }
-};
-
 // "cuda-graph, dataflow (412 edges)" / "streams, staged" / "cuda-graph, auto: staged+prefetch".
-std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const RunVariant& v) {
-  const bool automatic = a.exec == "auto" || a.opt.prefetch_weights == "auto" || a.opt.concat_writes == "auto";
-  std::string text = std::string(a.no_graph ? "streams" : "cuda-graph") + ", " + (automatic ? "auto: " : "") + v.name();
+std::string mode_text(const ios::rt::Executor& exec, const RunArgs& a, const ios::engine::Execution& e,
+                      const std::string& variant) {
+  const BuildArgs& b = a.build;
+  const bool automatic =
+      a.plan_file.empty() && (b.exec == "auto" || b.opt.prefetch_weights == "auto" || b.opt.concat_writes == "auto");
+  std::string text =
+      std::string(e.cuda_graph ? "cuda-graph" : "streams") + ", " + (automatic ? "auto: " : "") + variant;
   if (exec.graph_edges() >= 0) text += " (" + std::to_string(exec.graph_edges()) + " edges)";
   if (exec.programmatic_edges() > 0)
     text += ", " + std::to_string(exec.programmatic_edges()) + " programmatic edges made full";
-  if (v.prefetch_ahead > 0)
+  if (e.prefetch_ahead > 0)
     text += exec.prefetch_nodes() > 0 ? ", " + std::to_string(exec.prefetch_nodes()) + " prefetch nodes"
                                       : ", nothing prefetched: the schedule has no stages with weights";
   return text;
-}
-
-// How --concat-writes may write concatenations: one way, or both for auto.
-Expected<std::vector<ios::ConcatWrites>> concat_writes_variants(const std::string& flag) {
-  if (flag == "auto") return std::vector<ios::ConcatWrites>{ios::ConcatWrites::kInPlace, ios::ConcatWrites::kConvCopy};
-  Expected<ios::ConcatWrites> writes = ios::parse_concat_writes(flag);
-  if (!writes)
-    return ios::error(ios::ErrorCode::kInvalidArgument,
-                      "--concat-writes must be in-place, conv-copy or auto, got '" + flag + "'");
-  return std::vector<ios::ConcatWrites>{*writes};
-}
-
-// The variants --exec, --prefetch-weights and --concat-writes name: one, or for auto every one an engine
-// builder would time.
-Expected<std::vector<RunVariant>> run_variants(const RunArgs& a) {
-  std::vector<ios::sched::ExecMode> modes;
-  if (a.exec == "auto") {
-    modes = {ios::sched::ExecMode::kStaged, ios::sched::ExecMode::kDataflow};
-  } else {
-    Expected<ios::sched::ExecMode> mode = ios::sched::parse_exec_mode(a.exec);
-    if (!mode) return mode.status().with_context("--exec");
-    modes = {*mode};
-  }
-  RETURN_IF_ERROR(a.opt.check_prefetch_weights());
-  RETURN_IF_ERROR(a.opt.compile_ahead_processes().status());
-  const std::vector<int> prefetch = a.opt.prefetch_aheads();
-  Expected<std::vector<ios::ConcatWrites>> writes = concat_writes_variants(a.opt.concat_writes);
-  if (!writes) return writes.status();
-  RETURN_ERROR_IF(a.no_graph && a.opt.prefetch_weights != "off", ios::ErrorCode::kInvalidArgument,
-                  "--prefetch-weights adds nodes to the CUDA graph; it cannot be combined with --no-graph");
-  RETURN_ERROR_IF(
-      modes.size() * prefetch.size() * writes->size() > 1 && (a.no_graph || a.chaos > 0 || !a.trace_file.empty()),
-      ios::ErrorCode::kInvalidArgument,
-      "--exec auto, --prefetch-weights auto and --concat-writes auto time the CUDA graphs they name and "
-      "keep the fastest; they cannot be combined with --no-graph, --chaos or --trace");
-  std::vector<RunVariant> out;
-  for (ios::sched::ExecMode mode : modes)
-    for (int p : prefetch)
-      for (ios::ConcatWrites w : *writes) out.push_back(RunVariant{mode, p, w});
-  return out;
-}
-
-struct BuiltRun {
-  RunVariant variant;
-  ios::sched::ExecutionPlan plan;
-  std::unique_ptr<ios::rt::Executor> exec;
-};
-
-// The schedule compiled and built for each variant; with more than one, each is timed in three
-// interleaved rounds of 100 replays (the candidates share one store: weights uploaded once) and the one
-// with the lowest median of round medians is kept. Reported, so that a user sees what auto chose and why.
-Expected<BuiltRun> build_run(const std::vector<RunVariant>& variants, const Graph& g,
-                             const ios::sched::Schedule& schedule, const ios::ir::Weights& weights,
-                             ios::rt::ExecutorOptions options, Report& report) {
-  if (variants.size() > 1) options.store = std::make_shared<ios::rt::DeviceStore>();
-  std::vector<BuiltRun> runs;
-  for (const RunVariant& v : variants) {
-    ASSIGN_OR_RETURN(ios::sched::ExecutionPlan plan, ios::sched::compile_plan(g, schedule, v.mode));
-    options.prefetch_ahead = v.prefetch_ahead;
-    options.config.concat_writes = v.concat_writes;
-    ASSIGN_OR_RETURN(auto exec, ios::rt::Executor::create(g, weights, plan, options));
-    runs.push_back(BuiltRun{v, std::move(plan), std::move(exec)});
-  }
-  if (runs.size() == 1) return std::move(runs.front());
-  std::vector<std::vector<double>> rounds(runs.size());
-  for (int round = 0; round < 3; ++round)
-    for (size_t i = 0; i < runs.size(); ++i) {
-      ASSIGN_OR_RETURN(ios::rt::Timing t, runs[i].exec->time(ios::rt::TimingOptions{10, 0, 100, 0}));
-      rounds[i].push_back(t.median_ms);
-    }
-  std::vector<double> ms;
-  for (const std::vector<double>& r : rounds) ms.push_back(ios::sched::median_of(r));
-  const size_t best = size_t(std::min_element(ms.begin(), ms.end()) - ms.begin());
-  nlohmann::json timed;
-  std::fprintf(report.text(), "Exec auto (3 interleaved rounds of 100):");
-  for (size_t i = 0; i < runs.size(); ++i) {
-    timed[runs[i].variant.name()] = ms[i];
-    std::fprintf(report.text(), "%s %s %.3f ms", i ? "," : "", runs[i].variant.name().c_str(), ms[i]);
-  }
-  std::fprintf(report.text(), " -> %s\n", runs[best].variant.name().c_str());
-  report.json["exec_auto_ms"] = timed;
-  return std::move(runs[best]);
 }
 
 // Compares a GPU output with the CPU reference: exit code 2 past the precision's tolerance.
@@ -231,30 +184,6 @@ int run_chaos(ios::rt::Executor& exec, const std::vector<float>& input, int repl
   return differing == 0 ? 0 : 3;
 }
 
-// The schedule `ios run` executes: a file (checked against the network), or a search now.
-Expected<ios::sched::Schedule> run_schedule(RunArgs& a, const Graph& g, Session& session, std::string& label) {
-  if (!a.schedule_file.empty()) {
-    auto s = ios::sched::load_schedule_for(g, a.schedule_file);
-    if (!s) return s.status();
-    label = s->meta.policy + " (from " + a.schedule_file + ")";
-    if (!s->meta.device.empty() && s->meta.device != ios::rt::device_description())
-      std::fprintf(a.opt.report.text(), "Note: schedule was optimised on another device: %s\n", s->meta.device.c_str());
-    return s;
-  }
-  auto policy = ios::sched::parse_policy(a.opt.policy);
-  if (!policy) return policy.status().with_context("--opt");
-  a.opt.options.policy = *policy;
-  auto model =
-      make_cost_model(g, a.opt.cost_model, session.config, a.opt.timing_rule(), [&] { return session.context(); });
-  if (!model) return model.status();
-  if (Status s = attach_opara_profile(g, a.opt, session); !s) return s;
-  a.opt.options.dataflow_segment = dataflow_segment(a.opt, **model);
-  auto r = ios::sched::optimize(g, a.opt.options, **model);
-  if (!r) return r.status();
-  label = display_name(a.opt, *policy);
-  return r->schedule;
-}
-
 // The timing line, plan and memory figures, kernels and device; the same figures into the JSON report.
 Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios::rt::Context& ctx,
                      const ios::sched::ExecutionPlan& plan, const ios::rt::Timing& t, Report& report) {
@@ -329,9 +258,24 @@ Status report_trace(const RunArgs& a, const Graph& g, ios::rt::Executor& exec, i
   return Status::ok();
 }
 
-// The batch the run feeds: --input's file, else the seeded input of ir/weights.h.
-Expected<std::vector<float>> run_input(const RunArgs& a, const Graph& g, int batch) {
-  return ios::cli::read_run_input(a.input_file, g, batch);
+// The engine `ios run` runs: --plan's, or one built now; `label` and `variant` name its schedule and execution.
+Expected<std::shared_ptr<ios::engine::Engine>> run_engine(RunArgs& a, const ios::engine::DebugOptions& debug,
+                                                          std::string& label, std::string& variant) {
+  if (!a.plan_file.empty()) {
+    ios::engine::Engine::LoadOptions lo;
+    lo.kernel_cache = a.build.opt.kernel_cache;
+    lo.verbose = a.build.opt.verbose;
+    ASSIGN_OR_RETURN(std::shared_ptr<ios::engine::Engine> engine, ios::engine::Engine::load(a.plan_file, lo));
+    const ios::engine::EnginePlan& p = engine->plan();
+    label = p.info.schedule_label + " (from " + a.plan_file + ")";
+    variant = ios::engine::variant_name(p.execution, p.config.concat_writes);
+    return engine;
+  }
+  ASSIGN_OR_RETURN(BuiltEngine built, build_engine(a.build, debug, a.build.opt.report));
+  label = built.engine->plan().info.schedule_label;
+  if (!a.build.schedule_file.empty()) label += " (from " + a.build.schedule_file + ")";
+  variant = built.build.variant;
+  return built.engine;
 }
 
 }  // namespace
@@ -358,63 +302,40 @@ int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard, const std
   return 0;
 }
 
-int cmd_run(RunArgs& a) {
-  Report& report = a.opt.report;
-  if (a.device == "cpu") return cmd_run_reference(a.opt.src, a.opt.options.batch, a.input_file, a.output_file, report);
-  auto variants = run_variants(a);  // flags first: a typo is reported on any machine
-  if (!variants) return fail(variants.status());
-  Expected<LoadedModel> model = a.opt.src.load_model();
-  if (!model) return fail(model.status());
-  const Graph* g = &model->graph;
-  if (Status s = ios::rt::require_gpu(); !s) return fail(s);
-  auto session = make_session(a.opt);
-  if (!session) return fail(session.status());
-  if (Status s = session->compile_ahead_on_tuning(*g); !s) return fail(s);
-  auto context = session->context();
+namespace {
+
+// The run proper: the engine's executor timed (or perturbed), traced and checked as the flags ask.
+int run_on_gpu(RunArgs& a, ios::engine::Engine& engine, ios::engine::DebugOptions debug,
+               ios::rt::KernelProfiler* profiler, const std::string& label, const std::string& variant) {
+  Report& report = a.build.opt.report;
+  auto context = engine.create_context(debug);
   if (!context) return fail(context.status());
-  std::string label;
-  auto schedule = run_schedule(a, *g, *session, label);
-  if (!schedule) return fail(schedule.status());
-  const ios::ir::Weights weights = model->take_weights();
-  ios::rt::ExecutorOptions options;
-  options.config = session->config;
-  options.context = *context;
-  options.use_graph = !a.no_graph;
-  options.fuse_sums = !a.no_fused_sums;
-  options.share_concats = !a.no_shared_concats;
-  options.chaos = a.chaos > 0;
-  options.keep_all = a.check_nodes;
-  std::unique_ptr<ios::rt::KernelProfiler> profiler;
-  if (!a.trace_file.empty()) {
-    auto p = ios::rt::KernelProfiler::create();
-    if (!p) return fail(p.status().with_context("--trace"));
-    profiler = std::move(*p);
-    options.observer = profiler.get();
-  }
-  auto built = build_run(*variants, *g, *schedule, weights, options, report);
-  (*context)->stop_tuning_companions();  // the network has its kernels: nothing left for them to compile
-  if (!built) return fail(built.status());
-  ios::rt::Executor& exec = *built->exec;
-  const ios::sched::ExecutionPlan& plan = built->plan;
-  const ios::ExecConfig& config = exec.config();  // the variant's: how it writes concatenations
-  auto input = run_input(a, *g, config.batch);
+  ios::rt::Executor& exec = *(*context)->executor();
+  const Graph* g = &engine.graph();
+  const ios::ir::Weights& weights = engine.plan().weights;
+  auto compiled = ios::sched::compile_plan(*g, engine.plan().schedule, engine.plan().execution.mode);
+  if (!compiled) return fail(compiled.status());
+  const ios::sched::ExecutionPlan& plan = *compiled;
+  const ios::ExecConfig& config = exec.config();
+  auto input = ios::cli::read_run_input(a.input_file, *g, config.batch);
   if (!input) return fail(input.status());
   if (Status s = exec.set_input(*input); !s) return fail(s);
   if (!a.graph_dot_file.empty())
     if (Status s = exec.write_graph_dot(a.graph_dot_file); !s) return fail(s);
   std::fprintf(report.text(), "Model: %s | Optimization: %s | Batchsize: %d | Precision: %s | Layout: %s | Mode: %s\n",
                g->name.c_str(), label.c_str(), config.batch, config.precision().c_str(),
-               ios::layout_name(config.layout), mode_text(exec, a, built->variant).c_str());
+               ios::layout_name(config.layout), mode_text(exec, a, engine.plan().execution, variant).c_str());
   report.json.update({{"model", g->name},
                       {"optimization", label},
                       {"batch", config.batch},
                       {"precision", config.precision()},
                       {"layout", ios::layout_name(config.layout)},
                       {"concat_writes", ios::concat_writes_name(config.concat_writes)},
-                      {"graph", !a.no_graph},
-                      {"exec", a.exec},
-                      {"exec_mode", ios::sched::exec_mode_name(built->variant.mode)},
-                      {"prefetch_ahead", built->variant.prefetch_ahead}});
+                      {"graph", engine.plan().execution.cuda_graph},
+                      {"exec", a.plan_file.empty() ? a.build.exec : variant},
+                      {"exec_mode", ios::sched::exec_mode_name(engine.plan().execution.mode)},
+                      {"prefetch_ahead", engine.plan().execution.prefetch_ahead}});
+  if (!a.plan_file.empty()) report.json["plan_file"] = a.plan_file;
   std::vector<float> output;
   if (a.chaos > 0) {
     if (int rc = run_chaos(exec, *input, a.chaos, output, report); rc != 0) return report.finish(rc);
@@ -422,7 +343,7 @@ int cmd_run(RunArgs& a) {
     const ios::rt::TimingOptions timing{a.warmup, a.warmup_ms, a.iters, a.duration_s};
     auto t = exec.time(timing);
     if (!t) return fail(t.status());
-    if (Status s = report_timing(a, exec, **context, plan, *t, report); !s) return fail(s);
+    if (Status s = report_timing(a, exec, exec.context(), plan, *t, report); !s) return fail(s);
     if (profiler)
       if (Status s = report_trace(a, *g, exec, *profiler, plan, report); !s) return fail(s);
     if (a.check || a.check_nodes || !a.output_file.empty()) {
@@ -446,6 +367,48 @@ int cmd_run(RunArgs& a) {
   if (a.check_nodes) rc = std::max(rc, check_nodes(*g, weights, *input, exec, config, report));
   return report.finish(rc);
 }
+
+}  // namespace
 #endif
+
+int cmd_run(RunArgs& a) {
+  Report& report = a.build.opt.report;
+  if (a.build.device == "cpu") {
+    if (a.plan_file.empty())
+      return cmd_run_reference(a.build.opt.src, a.build.opt.options.batch, a.input_file, a.output_file, report);
+    auto engine = ios::engine::Engine::load(a.plan_file, {ios::engine::Device::kCpu, "", false});
+    if (!engine) return fail(engine.status());
+    const ios::cli::ReferenceRunOptions options{(*engine)->config().batch, a.input_file, a.output_file};
+    if (Status s =
+            ios::cli::run_reference((*engine)->graph(), (*engine)->plan().weights, options, report.text(), report.json);
+        !s)
+      return fail(s);
+    return report.finish();
+  }
+  if (Status s = check_run_flags(a); !s) return fail(s);
+  if (a.plan_file.empty())
+    if (Status s = check_build_flags(a.build); !s) return fail(s);
+#ifdef IOS_WITH_RUNTIME
+  if (Status s = ios::rt::require_gpu(); !s) return fail(s);
+  std::unique_ptr<ios::rt::KernelProfiler> profiler;
+  ios::engine::DebugOptions debug;
+  debug.chaos = a.chaos > 0;
+  debug.keep_all = a.check_nodes;
+  if (!a.trace_file.empty()) {
+    auto p = ios::rt::KernelProfiler::create();
+    if (!p) return fail(p.status().with_context("--trace"));
+    profiler = std::move(*p);
+    debug.observer = profiler.get();
+  }
+  std::string label, variant;
+  auto engine = run_engine(a, debug, label, variant);
+  if (!engine) return fail(engine.status());
+  return run_on_gpu(a, **engine, debug, profiler.get(), label, variant);
+#else
+  return fail(ios::error(ios::ErrorCode::kUnavailable,
+                         "ios run on the GPU needs the GPU runtime, which this build does not include (configure "
+                         "with CUDA); --device cpu runs the CPU reference"));
+#endif
+}
 
 }  // namespace ios::cli

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/options.h"
+#include "engine/engine.h"
 
 namespace ios::cli {
 
@@ -19,22 +20,42 @@ int cmd_optimize(OptimizeArgs& a);
 int cmd_run_reference(const GraphSource& src, int batch, const std::string& input_file, const std::string& output_file,
                       Report& report);
 
-#ifdef IOS_WITH_RUNTIME
-struct RunArgs {
+// How `ios build` and `ios run` make an engine: the network, the search (or --schedule) and how it executes.
+struct BuildArgs {
   OptimizeArgs opt;
   std::string schedule_file;
+  std::string exec = "staged";
+  bool no_graph = false, no_fused_sums = false, no_shared_concats = false;
+  std::string device = "gpu";
+  void add_to(CLI::App* cmd);
+};
+
+struct RunArgs {
+  BuildArgs build;
+  std::string plan_file;
   int warmup = 20, iters = 200;
   double warmup_ms = 0, duration_s = 0;
   std::string export_times;
   int chaos = 0;
-  std::string exec = "staged";
-  bool check = false, check_nodes = false, no_graph = false, no_fused_sums = false, no_shared_concats = false;
+  bool check = false, check_nodes = false;
   std::string trace_file, graph_dot_file;
   std::string input_file, output_file;
-  std::string device = "gpu";
+  void add_to(CLI::App* cmd);
 };
 
+// The engine `ios build` and `ios run` make, and what the build decided (for the report).
+struct BuiltEngine {
+  std::shared_ptr<ios::engine::Engine> engine;
+  ios::engine::BuildReport build;
+};
+// The flags build_engine reads, checked (on any machine, before a GPU is looked for).
+Status check_build_flags(const BuildArgs& a);
+Expected<BuiltEngine> build_engine(BuildArgs& a, const ios::engine::DebugOptions& debug, Report& report);
+
+// `ios build --save FILE`: the engine built and written as a plan file.
+int cmd_build(BuildArgs& a, const std::string& save_file);
 int cmd_run(RunArgs& a);
+#ifdef IOS_WITH_RUNTIME
 // One --compile-ahead process: its shard of the network's runtime-compiled engines built, nothing run.
 int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard, const std::string& plans_dir);
 #endif

@@ -76,45 +76,20 @@ int run_cli(int argc, char** argv) {
   Report validate_report;
   validate_report.add_to(val);
 
-#ifdef IOS_WITH_RUNTIME
-  auto* run = app.add_subcommand("run", "execute a network on the GPU and time it");
+  auto* build = app.add_subcommand("build", "build an engine (search, tune, choose how it executes) and save its plan");
+  BuildArgs build_args;
+  build_args.add_to(build);
+  std::string build_save;
+  build->add_option("--save", build_save, "write the engine plan here (graph, weights, schedule, kernel choices)")
+      ->required();
+
+  auto* run = app.add_subcommand("run", "execute a network (or an engine plan) on the GPU and time it");
   RunArgs run_args;
-  run_args.opt.add_to(run);
-  run->add_option("--schedule", run_args.schedule_file, "run this schedule file instead of optimising");
-  run->add_option("--warmup", run_args.warmup, "warm-up runs")->check(CLI::Range(0, 1000000));
-  run->add_option("--iters,--iterations", run_args.iters, "timed runs (at least)")->check(CLI::Range(1, 100000000));
-  run->add_option("--warmUp", run_args.warmup_ms, "warm up for at least this many milliseconds too (trtexec)")
-      ->check(CLI::Range(0.0, 3.6e6));
-  run->add_option("--duration", run_args.duration_s,
-                  "keep timing until at least this many seconds have passed (trtexec)")
-      ->check(CLI::Range(0.0, 86400.0));
-  run->add_option("--exportTimes", run_args.export_times, "write every timed inference's latency as JSON (trtexec)");
-  run->add_option("--input", run_args.input_file,
-                  "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
-  run->add_option("--output", run_args.output_file, "write the output batch: .npy, or raw float32 for other names");
-  run->add_flag("--check", run_args.check, "compare the output with the CPU reference");
-  run->add_flag("--check-nodes", run_args.check_nodes,
-                "compare every node's output with the CPU reference and name those past the tolerance (keeps every "
-                "activation: more memory)");
-  run->add_option("--device", run_args.device, kDeviceHelp)->check(CLI::IsMember({"gpu", "cpu"}));
-  run->add_flag("--no-graph", run_args.no_graph, "issue launches on streams instead of replaying a CUDA graph");
-  run->add_option("--exec", run_args.exec,
-                  "staged (each stage waits for the previous one, as IOS runs) | dataflow (each launch waits only "
-                  "for what it reads; the CUDA graph keeps exactly the data and memory-reuse edges) | "
-                  "dataflow-ordered (dataflow, keeping the order of launches on each of the schedule's streams) | "
-                  "auto (staged and dataflow built and timed, the faster kept)");
-  run->add_flag("--no-fused-sums", run_args.no_fused_sums,
-                "compute every sum with its own kernel (default: a convolution adds it in its epilogue)");
-  run->add_flag("--no-shared-concats", run_args.no_shared_concats,
-                "gather every concatenation an op reads (default: ops whose concatenations extend one another, as "
-                "DenseNet's layers, read prefixes of one shared buffer)");
-  run->add_option("--trace", run_args.trace_file, "write a Chrome-trace timeline (CUPTI) of one inference");
-  run->add_option("--graph-dot", run_args.graph_dot_file,
-                  "write the CUDA graph as Graphviz (every node with its launch parameters, every edge)");
-  run->add_option("--chaos", run_args.chaos,
-                  "instead of timing: N replays with random delays before every plan step, each output compared "
-                  "bit for bit with the unperturbed run (exit 3 if any differs)")
-      ->check(CLI::Range(0, 100000));
+  run_args.add_to(run);
+  // What the CPU reference cannot do: named in the error rather than ignored.
+  const std::vector<std::string> gpu_only = {"--check",       "--check-nodes", "--trace",    "--graph-dot", "--chaos",
+                                             "--exportTimes", "--no-graph",    "--schedule", "--exec"};
+#ifdef IOS_WITH_RUNTIME
   // Started by --compile-ahead, not by users: hidden from the help.
   auto* ahead = app.add_subcommand("compile-ahead", "")->group("");
   OptimizeArgs ahead_args;
@@ -125,23 +100,6 @@ int run_cli(int argc, char** argv) {
   std::string ahead_plans_dir;
   ahead->add_option("--plans-dir", ahead_plans_dir,
                     "folder the plans it builds are written to, for the tuning process");
-#else
-  // Listed so that `ios run` says why it cannot run here rather than printing the general help.
-  // Without the GPU runtime only the CPU reference runs.
-  auto* run = app.add_subcommand(
-      "run", "execute a network on the GPU (not in this build: no GPU runtime; --device cpu runs the CPU reference)");
-  run->allow_extras();  // the GPU's flags: named in the error below rather than refused as unknown
-  GraphSource run_src;
-  run_src.add_to(run);
-  int run_batch = 1;
-  std::string run_input_file, run_output_file, run_device = "gpu";
-  Report run_report;
-  run->add_option("--batch", run_batch, "batch size")->check(CLI::Range(1, 65536));
-  run->add_option("--input", run_input_file,
-                  "input batch: .npy (float32, N x C x H x W) or raw float32 (default: seeded uniform [-1, 1])");
-  run->add_option("--output", run_output_file, "write the output batch: .npy, or raw float32 for other names");
-  run->add_option("--device", run_device, kDeviceHelp)->check(CLI::IsMember({"gpu", "cpu"}));
-  run_report.add_to(run);
 #endif
 
   CLI11_PARSE(app, argc, argv);
@@ -149,23 +107,17 @@ int run_cli(int argc, char** argv) {
     std::printf("%s", app.help().c_str());
     return 0;
   }
-#ifdef IOS_WITH_RUNTIME
-  if (app.got_subcommand("run")) return cmd_run(run_args);
-  if (app.got_subcommand("compile-ahead")) return cmd_compile_ahead(ahead_args, ahead_shard, ahead_plans_dir);
-#else
+  if (app.got_subcommand("build")) return cmd_build(build_args, build_save);
   if (app.got_subcommand("run")) {
-    if (run_device == "cpu") {
-      if (!run->remaining().empty())
-        return fail(ios::error(ios::ErrorCode::kInvalidArgument,
-                               "ios run --device cpu takes --model/--graph/--onnx, --weights, --batch, --input, "
-                               "--output and --json; '" +
-                                   run->remaining().front() + "' applies to the GPU only"));
-      return cmd_run_reference(run_src, run_batch, run_input_file, run_output_file, run_report);
-    }
-    return fail(ios::error(ios::ErrorCode::kUnavailable,
-                           "ios run on the GPU needs the GPU runtime, which this build does not include (configure "
-                           "with CUDA); --device cpu runs the CPU reference"));
+    if (run_args.build.device == "cpu")
+      for (const std::string& flag : gpu_only)
+        if (run->count(flag) > 0)
+          return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                                 "ios run --device cpu runs the CPU reference; " + flag + " applies to the GPU only"));
+    return cmd_run(run_args);
   }
+#ifdef IOS_WITH_RUNTIME
+  if (app.got_subcommand("compile-ahead")) return cmd_compile_ahead(ahead_args, ahead_shard, ahead_plans_dir);
 #endif
 
   if (app.got_subcommand("optimize")) return cmd_optimize(optimize_args);

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "engine/engine.h"
+
 #ifdef IOS_WITH_RUNTIME
 #include "runtime/executor.h"
 #include "runtime/measured_cost_model.h"
@@ -16,47 +18,35 @@ int fail(const Status& s) {
 }
 
 #ifdef IOS_WITH_RUNTIME
-// One context per process: streams, handles and the convolution kernels (tuned once, persisted).
-Expected<std::shared_ptr<ios::rt::Context>> make_context(const ios::ExecConfig& config, const std::string& engine,
-                                                         const std::string& kernel_cache, bool verbose) {
-  auto e = ios::rt::parse_conv_engine(engine);
-  if (!e) return e.status();
-  ios::rt::ContextOptions co;
-  co.dtype = config.dtype;
-  co.math = config.math;
-  co.conv_engine = *e;
-  co.kernel_cache_path = kernel_cache == "none" ? "" : kernel_cache;
-  co.verbose = verbose;
-  return ios::rt::Context::create(co);
+Status start_compile_ahead_on_tuning(const Graph& g, const OptimizeArgs& args, const ios::ExecConfig& config,
+                                     ios::rt::Context& context) {
+  auto engine = ios::rt::parse_conv_engine(args.conv_engine);
+  if (!engine) return engine.status();
+  Expected<int> processes = args.compile_ahead_processes();
+  if (!processes) return processes.status();
+  if (*processes == 0 || !ios::rt::compiles_at_run_time(config, *engine)) return Status::ok();
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Status::ok();  // nowhere to start them from: tuning compiles as it always did
+  const std::vector<std::string> config_args = {"--precision",     config.precision(),
+                                                "--layout",        ios::layout_name(config.layout),
+                                                "--concat-writes", ios::concat_writes_name(config.concat_writes),
+                                                "--conv-engine",   args.conv_engine,
+                                                "--batch",         std::to_string(config.batch),
+                                                "--kernel-cache",  args.kernel_cache};
+  context.set_before_tuning([&g, self, config_args, n = *processes]() -> ios::rt::Context::TuningCompanions {
+    auto started = ios::rt::CompileAheadProcesses::start(self, g, config_args, n);
+    if (!started) {
+      std::fprintf(stderr, "warning: %s\n", started.status().with_context("--compile-ahead").to_string().c_str());
+      return {};
+    }
+    const int count = (*started)->processes();
+    std::string plans_dir = (*started)->plans_dir();
+    return {std::shared_ptr<ios::rt::CompileAheadProcesses>(std::move(*started)), count, std::move(plans_dir)};
+  });
+  return Status::ok();
 }
 #endif
-
-// `auto` picks the measured model where a GPU runtime and a GPU exist, else the analytic one.
-Expected<std::unique_ptr<ios::sched::CostModel>> make_cost_model(const Graph& g, std::string kind,
-                                                                 const ios::ExecConfig& config,
-                                                                 const ios::sched::StageTimingRule& rule,
-                                                                 const std::function<ContextPtr()>& context) {
-#ifdef IOS_WITH_RUNTIME
-  if (kind == "auto") kind = ios::rt::gpu_available() ? "measured" : "analytic";
-  if (kind == "measured") {
-    if (Status s = ios::rt::require_gpu(); !s) return s.with_context("--cost-model measured");
-    ContextPtr ctx = context();
-    if (!ctx) return ctx.status();
-    ios::rt::MeasuredCostModel::Params params;
-    params.config = config;
-    params.rule = rule;
-    return std::unique_ptr<ios::sched::CostModel>(new ios::rt::MeasuredCostModel(g, params, *ctx));
-  }
-#else
-  if (kind == "auto") kind = "analytic";
-  if (kind == "measured")
-    return ios::error(ios::ErrorCode::kUnavailable,
-                      "--cost-model measured needs the GPU runtime, which this build does not include");
-#endif
-  if (kind == "analytic") return std::unique_ptr<ios::sched::CostModel>(new ios::sched::AnalyticCostModel());
-  return ios::error(ios::ErrorCode::kInvalidArgument,
-                    "--cost-model must be analytic, measured or auto, got '" + kind + "'");
-}
 
 Expected<Session> make_session(const OptimizeArgs& a) {
   const std::string writes = a.concat_writes == "auto" ? "in-place" : a.concat_writes;
@@ -69,11 +59,9 @@ Expected<Session> make_session(const OptimizeArgs& a) {
 }
 
 std::string display_name(const OptimizeArgs& a, ios::sched::Policy p) {
-  std::string name = ios::sched::policy_display_name(p);
-  const bool dp = p == ios::sched::Policy::kDpBoth || p == ios::sched::Policy::kDpParallel;
-  if (dp && (a.options.r != 3 || a.options.s != 8))
-    name += "(r=" + std::to_string(a.options.r) + ", s=" + std::to_string(a.options.s) + ")";
-  return name;
+  ios::sched::OptimizeOptions search = a.options;
+  search.policy = p;
+  return ios::engine::schedule_label(search);
 }
 
 // Opara orders launches by each op's shared memory: measured with CUPTI where there is a GPU (and

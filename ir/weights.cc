@@ -100,11 +100,9 @@ template <typename T>
 bool get(std::istream& in, T& v) {
   return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(T)));
 }
-}  // namespace
 
-// Values are checked before the file is opened: the loader refuses non-finite weights, so such a file is
-// never written.
-Status save_weights(const Weights& w, const std::string& path) {
+// The loader refuses non-finite weights, so such a file is never written.
+Status check_finite(const Weights& w, const std::string& path) {
   for (size_t id = 0; id < w.per_node.size(); ++id)
     for (const auto& t : w.per_node[id])
       for (const auto* v : {&t.weight, &t.bias}) {
@@ -113,7 +111,10 @@ Status save_weights(const Weights& w, const std::string& path) {
                         "cannot write '" + path + "': node " + std::to_string(id) + " holds " + std::to_string(*bad) +
                             " at element " + std::to_string(bad - v->begin()));
       }
-  ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
+  return Status::ok();
+}
+
+void write_body(const Weights& w, AtomicFile& out) {
   out.write(kMagic, sizeof(kMagic));
   put(out, w.seed);
   put(out, static_cast<uint64_t>(w.per_node.size()));
@@ -125,7 +126,22 @@ Status save_weights(const Weights& w, const std::string& path) {
         out.write(v->data(), v->size() * sizeof(float));
       }
   }
+}
+
+}  // namespace
+
+// Values are checked before the file is opened, so a refused file leaves nothing behind.
+Status save_weights(const Weights& w, const std::string& path) {
+  RETURN_IF_ERROR(check_finite(w, path));
+  ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
+  write_body(w, out);
   return out.commit();
+}
+
+Status write_weights(const Weights& w, AtomicFile& out, const std::string& path) {
+  RETURN_IF_ERROR(check_finite(w, path));
+  write_body(w, out);
+  return Status::ok();
 }
 
 Expected<Weights> load_weights(const Graph& g, const std::string& path) {

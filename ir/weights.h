@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_io.h"
 #include "ir/graph.h"
 
 namespace ios::ir {
@@ -38,6 +39,8 @@ std::vector<float> make_input(const Shape& shape, int batch, uint64_t seed);
 
 // Raw little-endian float32 file: magic, node count, then every tensor with its length.
 Status save_weights(const Weights& w, const std::string& path);
+// The same record appended to `out` (an engine plan file embeds it); `path` names the file in errors.
+Status write_weights(const Weights& w, AtomicFile& out, const std::string& path);
 // Checks the file against the graph's parameter shapes and names the first mismatch.
 Expected<Weights> load_weights(const Graph& g, const std::string& path);
 Expected<Weights> read_weights(const Graph& g, std::istream& in, const std::string& source_name);

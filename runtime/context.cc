@@ -162,6 +162,7 @@ Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options
     c->cache_warning_ = c->cache_->load(options.kernel_cache_path);
     if (!c->cache_warning_.empty()) std::fprintf(stderr, "warning: %s\n", c->cache_warning_.c_str());
   }
+  for (const auto& [key, choice] : options.preset_kernels) c->cache_->preset(key, choice);
   if (resolved.conv_engine == ConvEngine::kGraphRuntimeCompiled)
     if (const std::string jit = jit_cache_warning(); !jit.empty()) std::fprintf(stderr, "warning: %s\n", jit.c_str());
   ASSIGN_OR_RETURN(c->lane_, TimingLane::create());

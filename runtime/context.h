@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,9 @@ struct ContextOptions {
   MathMode math = MathMode::kStrict;
   ConvEngine conv_engine = ConvEngine::kAuto;  // resolved for dtype and math when the context is made
   std::string kernel_cache_path;               // empty: choices are kept for this process only
+  // Choices that come with the network (an engine plan's), by kernel-cache key: used before the file's,
+  // never written to it.
+  std::map<std::string, KernelChoice> preset_kernels;
   bool verbose = false;                        // report engine choices and fallbacks on stderr
   size_t workspace_limit = size_t{256} << 20;  // per convolution engine
 };

@@ -104,6 +104,7 @@ struct Executor::Impl {
   std::vector<void*> workspaces;         // per stream, or in dataflow graphs per lane
   sched::DataflowGraph dataflow;         // dataflow CUDA graphs: exact edges and lanes
   Event lane_join;                       // dataflow capture: the lanes' streams fork from and join the origin
+  Event io_fork, io_join;                // enqueue without a CUDA graph: the caller's stream and stream 0
   std::vector<Event> events;
   std::shared_ptr<DeviceStore> store;  // the options' store, else one of this executor's own
   void* arena = nullptr;
@@ -908,6 +909,35 @@ Expected<std::vector<float>> Executor::read(ir::NodeId node) const {
 
 Expected<std::vector<float>> Executor::output() const { return read(impl_->g->output()); }
 
+// Without a CUDA graph the plan is issued on the context's streams, which fork from and join stream 0:
+// events put that between the caller's stream's work before and after.
+Status Executor::enqueue(const float* input, float* output, cudaStream_t stream) {
+  Impl& m = *impl_;
+  const View& in = m.views[size_t(m.g->input())];
+  const View& out = m.views[size_t(m.g->output())];
+  const ir::Shape in_shape = m.g->input_shape(), out_shape = m.g->output_shape();
+  launch_from_float(m.cfg.dtype, input, m.dev(in), Extent{m.cfg.batch, in_shape.c, in_shape.h * in_shape.w, false},
+                    stream);
+  CHECK_CUDA(cudaGetLastError());
+  if (m.graph_exec.get()) {
+    CHECK_CUDA(cudaGraphLaunch(m.graph_exec, stream));
+  } else {
+    if (!m.io_fork.get()) {
+      ASSIGN_OR_RETURN(m.io_fork, make_event(false));
+      ASSIGN_OR_RETURN(m.io_join, make_event(false));
+    }
+    CHECK_CUDA(cudaEventRecord(m.io_fork, stream));
+    CHECK_CUDA(cudaStreamWaitEvent(m.stream(0), m.io_fork, 0));
+    RETURN_IF_ERROR(m.issue_plan());
+    CHECK_CUDA(cudaEventRecord(m.io_join, m.stream(0)));
+    CHECK_CUDA(cudaStreamWaitEvent(stream, m.io_join, 0));
+  }
+  launch_to_float(m.cfg.dtype, m.dev(out), output,
+                  Extent{m.cfg.batch, out_shape.c, out_shape.h * out_shape.w, false}, stream);
+  CHECK_CUDA(cudaGetLastError());
+  return Status::ok();
+}
+
 Expected<Timing> Executor::time(const TimingOptions& o) {
   RETURN_ERROR_IF(o.iterations < 1, ErrorCode::kInvalidArgument, "--iters must be at least 1");
   RETURN_ERROR_IF(o.replays_per_sample < 1, ErrorCode::kInvalidArgument, "replays per sample must be at least 1");
@@ -942,6 +972,7 @@ Expected<Timing> Executor::time(const TimingOptions& o) {
   return r;
 }
 
+const Context& Executor::context() const { return *impl_->ctx; }
 size_t Executor::activation_bytes() const { return impl_->memory.arena_bytes; }
 size_t Executor::activation_bytes_no_reuse() const { return impl_->memory.no_reuse_bytes; }
 size_t Executor::workspace_bytes() const {
@@ -974,6 +1005,17 @@ const sched::MemoryPlan& Executor::memory_plan() const { return impl_->memory; }
 const ExecConfig& Executor::config() const { return impl_->cfg; }
 
 const sched::BuildTimes& Executor::build_times() const { return impl_->build_times; }
+
+std::map<std::string, KernelChoice> Executor::kernel_choices() const {
+  std::map<std::string, KernelChoice> out;
+  for (size_t i = 0; i < impl_->conv_steps.size(); ++i) {
+    const Impl::ConvStep& c = impl_->conv_steps[i];
+    const KernelChoice& k = impl_->units[c.unit].steps[c.step].conv->choice();
+    if (k.backend == kElementwiseBackend) continue;  // our kernel: nothing tuned
+    out[kernel_cache_key(impl_->conv_requests[i].spec, impl_->ctx->options().conv_engine)] = k;
+  }
+  return out;
+}
 
 KernelReport Executor::kernel_report() const {
   KernelReport r;

@@ -113,6 +113,10 @@ class Executor {
   Status perturb(uint64_t seed, double max_us = 20.0);
   Expected<std::vector<float>> read(ir::NodeId node) const;  // float NCHW, whatever the storage
   Expected<std::vector<float>> output() const;
+  // One inference queued on `stream` and not waited for: `input` (device, float32 NCHW, batch x the graph's
+  // input shape) converted into the plan's input buffer, the plan run, its output converted into `output`
+  // (device, float32 NCHW). Inferences of one executor share its buffers: queue them on one stream.
+  Status enqueue(const float* input, float* output, cudaStream_t stream);
 
   // Each iteration timed alone with events on the main stream, after the warm-up.
   Expected<Timing> time(const TimingOptions& options);
@@ -140,7 +144,10 @@ class Executor {
   size_t weight_bytes() const;
   const sched::MemoryPlan& memory_plan() const;
   const ExecConfig& config() const;
+  const Context& context() const;  // whose kernels it runs (their tuning figures: Context::kernel_stats)
   KernelReport kernel_report() const;
+  // The tuned engine of each convolution, by kernel-cache key (ContextOptions::preset_kernels).
+  std::map<std::string, KernelChoice> kernel_choices() const;
   const sched::BuildTimes& build_times() const;  // host seconds create() spent, by part
 
   struct Impl;

@@ -11,6 +11,7 @@
 
 #include "common/file_io.h"
 #include "common/json_fields.h"
+#include "runtime/kernel_choice_json.h"
 #include "scheduler/cost_model.h"
 
 namespace ios::rt {
@@ -26,13 +27,17 @@ constexpr const char* kFormat = "ios-kernel-cache";
 constexpr int kVersion = 3;
 constexpr size_t kMaxFileBytes = size_t{64} << 20;
 
-json to_json(const KernelChoice& c) {
+}  // namespace
+
+json kernel_choice_to_json(const KernelChoice& c) {
   json knobs = json::array();
   for (const auto& [type, value] : c.knobs) knobs.push_back({type, value});
   return {{"backend", c.backend}, {"engine", c.engine},       {"knobs", knobs},
           {"name", c.name},       {"fused", c.fused},         {"output_copied", c.output_copied},
           {"ms", c.ms},           {"workspace", c.workspace}, {"candidates", c.candidates}};
 }
+
+namespace {
 
 // Every field type- and range-checked before conversion (a float read as an integer is undefined
 // behaviour); throws std::invalid_argument naming the field, and the caller ignores the file.
@@ -68,6 +73,14 @@ KernelChoice from_json(const json& j) {
 }
 
 }  // namespace
+
+Expected<KernelChoice> kernel_choice_from_json(const json& j) {
+  try {
+    return from_json(j);
+  } catch (const std::exception& e) {
+    return error(ErrorCode::kInvalidArgument, std::string("kernel choice: ") + e.what());
+  }
+}
 
 std::string KernelCache::load(const std::string& path) {
   {
@@ -115,10 +128,10 @@ Status KernelCache::save(const std::string& path) const {
     KernelCache on_disk(environment_);
     (void)on_disk.load(path);  // an unreadable file is replaced
     json kernels = json::object();
-    for (const auto& [key, value] : on_disk.entries_) kernels[key] = to_json(value);
+    for (const auto& [key, value] : on_disk.entries_) kernels[key] = kernel_choice_to_json(value);
     {
       std::lock_guard<std::mutex> guard(mutex_);
-      for (const auto& [key, value] : entries_) kernels[key] = to_json(value);
+      for (const auto& [key, value] : entries_) kernels[key] = kernel_choice_to_json(value);
     }
     const json j = {{"format", kFormat}, {"version", kVersion}, {"environment", environment_}, {"kernels", kernels}};
     RETURN_IF_ERROR(write_text_file(path, j.dump(1) + "\n").with_context("kernel cache"));
@@ -175,9 +188,15 @@ void KernelCache::put_plan(const std::string& key, std::vector<uint8_t> bytes) {
 
 std::optional<KernelChoice> KernelCache::find(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (auto preset = presets_.find(key); preset != presets_.end()) return preset->second;
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   return it->second;
+}
+
+void KernelCache::preset(const std::string& key, const KernelChoice& choice) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  presets_[key] = choice;
 }
 
 void KernelCache::put(const std::string& key, const KernelChoice& choice) {

@@ -48,6 +48,8 @@ class KernelCache {
 
   std::optional<KernelChoice> find(const std::string& key) const;
   void put(const std::string& key, const KernelChoice& choice);
+  // A choice that comes with the network (an engine plan's): found like the file's, never written to it.
+  void preset(const std::string& key, const KernelChoice& choice);
   // The built plans of engines cuDNN compiles at run time, as cuDNN serializes them, so that a later process
   // loads their kernels instead of compiling them again (30-70 ms a plan on the H100). They live beside
   // the file, one file each (plans_dir(path), named by a hash of the environment and the key, which the
@@ -64,6 +66,7 @@ class KernelCache {
   std::string environment_;
   mutable std::mutex mutex_;
   std::map<std::string, KernelChoice> entries_;
+  std::map<std::string, KernelChoice> presets_;            // found before entries_, never saved
   std::string plans_dir_;                                  // where load() found the file's plans
   std::map<std::string, std::vector<uint8_t>> new_plans_;  // put_plan since load, by key; every save writes them
   bool dirty_ = false;

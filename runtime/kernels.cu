@@ -107,6 +107,27 @@ bool copies_by_rows(const DevTensor& src, const DevTensor& dst, const Extent& e,
   return e.channels_inner && (e.channels * element_bytes) % 16 == 0 && aligned(src) && aligned(dst);
 }
 
+// The packed NCHW index of `k`.
+__device__ long long packed_index(const Coord& k, const Extent& e) {
+  return (static_cast<long long>(k.b) * e.channels + k.c) * e.hw + k.p;
+}
+
+template <typename T>
+__global__ void from_float_kernel(const float* src, DevTensor dst, Extent e) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    at<T>(dst, k) = from_float<T>(src[packed_index(k, e)]);
+  }
+}
+
+template <typename T>
+__global__ void to_float_kernel(DevTensor src, float* dst, Extent e) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    dst[packed_index(k, e)] = to_float(at<T>(src, k));
+  }
+}
+
 template <typename T>
 __global__ void multiply_kernel(DevTensor dst, DevTensor src, Extent e) {
   GRID_STRIDE_LOOP(i, total(e)) {
@@ -350,6 +371,14 @@ void launch_gather(DataType t, const DevTensor* sources, int num_sources, const 
   dispatch(t, [&](auto v) {
     gather_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(args, dst, e, accumulate);
   });
+}
+
+void launch_from_float(DataType t, const float* src, const DevTensor& dst, const Extent& e, cudaStream_t stream) {
+  dispatch(t, [&](auto v) { from_float_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(src, dst, e); });
+}
+
+void launch_to_float(DataType t, const DevTensor& src, float* dst, const Extent& e, cudaStream_t stream) {
+  dispatch(t, [&](auto v) { to_float_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(src, dst, e); });
 }
 
 void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream) {

@@ -32,6 +32,11 @@ constexpr int kMaxGatherSources = 8;
 void launch_gather(DataType t, const DevTensor* sources, int num_sources, const DevTensor& dst, const Extent& e,
                    bool accumulate, cudaStream_t stream);
 
+// Between the caller's float32 tensors (packed NCHW, batch x channels x hw) and the storage type at any
+// strides: an engine's inputs and outputs.
+void launch_from_float(DataType t, const float* src, const DevTensor& dst, const Extent& e, cudaStream_t stream);
+void launch_to_float(DataType t, const DevTensor& src, float* dst, const Extent& e, cudaStream_t stream);
+
 // dst *= src elementwise.
 void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream);
 

@@ -26,7 +26,7 @@ generate() {
   echo '```'
   help
   echo '```'
-  for sub in models export import show optimize validate run; do
+  for sub in models export import show optimize validate build run; do
     echo
     echo "## ios $sub"
     echo

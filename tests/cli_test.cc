@@ -1,10 +1,12 @@
 // The `ios` command as a user meets it: exit codes, help text, version, error messages.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -307,6 +309,38 @@ TEST(Cli, RunTakesTrtexecTimingFlagsAndExecutionModes) {
   const Result prefetch_eager = ios("run --model squeezenet --opt greedy --prefetch-weights on --no-graph");
   EXPECT_EQ(prefetch_eager.code, 1);
   EXPECT_NE(prefetch_eager.out.find("--no-graph"), std::string::npos) << prefetch_eager.out;
+}
+
+// `ios build --save` and `ios run --plan` on the CPU: the plan runs as the network it was built from.
+TEST(Cli, BuildSavesAPlanThatRunRunsAsTheNetwork) {
+  const std::string dir = ::testing::TempDir() + "ios_cli_plan_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const Result built = ios("build --model squeezenet --device cpu --batch 2 --save " + dir + "/sq.plan");
+  ASSERT_EQ(built.code, 0) << built.out;
+  EXPECT_NE(built.out.find("Built squeezenet"), std::string::npos) << built.out;
+  const Result from_plan = ios("run --plan " + dir + "/sq.plan --device cpu --output " + dir + "/plan.npy");
+  ASSERT_EQ(from_plan.code, 0) << from_plan.out;
+  EXPECT_NE(from_plan.out.find("Batchsize: 2"), std::string::npos) << from_plan.out;
+  const Result direct = ios("run --model squeezenet --device cpu --batch 2 --output " + dir + "/direct.npy");
+  ASSERT_EQ(direct.code, 0) << direct.out;
+  std::ifstream a(dir + "/plan.npy", std::ios::binary), b(dir + "/direct.npy", std::ios::binary);
+  const std::string plan_bytes((std::istreambuf_iterator<char>(a)), {}),
+      direct_bytes((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_FALSE(plan_bytes.empty());
+  EXPECT_EQ(plan_bytes, direct_bytes);
+  const Result missing = ios("run --plan " + dir + "/none.plan --device cpu");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.out.find("none.plan"), std::string::npos) << missing.out;
+  const Result not_a_plan = ios("run --plan " + dir + "/direct.npy --device cpu");
+  EXPECT_EQ(not_a_plan.code, 1);
+  EXPECT_NE(not_a_plan.out.find("not an engine plan"), std::string::npos) << not_a_plan.out;
+  const Result with_schedule = ios("run --plan " + dir + "/sq.plan --schedule s.json");
+  EXPECT_EQ(with_schedule.code, 1);
+  EXPECT_NE(with_schedule.out.find("--plan"), std::string::npos) << with_schedule.out;
+  const Result no_save = ios("build --model squeezenet --device cpu");
+  EXPECT_NE(no_save.code, 0);
+  EXPECT_NE(no_save.out.find("--save"), std::string::npos) << no_save.out;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// The runtime objects behind Engine, ExecutionContext and Builder in builds with the GPU runtime. Internal
+// to engine/.
+#pragma once
+
+#include <memory>
+
+#include "engine/engine.h"
+#include "runtime/context.h"
+#include "runtime/executor.h"
+
+namespace ios::engine {
+
+struct Engine::GpuState {
+  std::shared_ptr<rt::Context> context;  // the builder's or the loader's: its kernels are the plan's
+  std::unique_ptr<rt::Executor> built;   // the builder's executor, until the first context takes it
+  DebugOptions built_debug;              // what it was built with
+  int contexts_made = 0;
+};
+
+struct ExecutionContext::GpuState {
+  std::unique_ptr<rt::Executor> executor;
+};
+
+struct Builder::GpuState {
+  std::shared_ptr<rt::Context> context;
+};
+
+// The schedule compiled for `execution` and built on `context` (weights uploaded to `store` where given).
+Expected<std::unique_ptr<rt::Executor>> build_executor(const ir::Graph& g, const ir::Weights& w,
+                                                       const sched::Schedule& schedule, const ExecConfig& config,
+                                                       const Execution& execution, std::shared_ptr<rt::Context> context,
+                                                       const DebugOptions& debug,
+                                                       std::shared_ptr<rt::DeviceStore> store = nullptr);
+
+}  // namespace ios::engine
