@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "common/file_io.h"
+#include "engine/components.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
 #include "runtime/measured_cost_model.h"
@@ -174,15 +175,9 @@ Expected<std::unique_ptr<Session>> Session::create(const CommonArgs& args) {
   auto impl = std::make_unique<Impl>();
   impl->args = args;
   ASSIGN_OR_RETURN(impl->base, make_exec_config(args.precision, args.layout, 1, args.concat_writes));
-  ASSIGN_OR_RETURN(rt::ConvEngine engine, rt::parse_conv_engine(args.conv_engine));
   RETURN_IF_ERROR(rt::require_gpu());
-  rt::ContextOptions co;
-  co.dtype = impl->base.dtype;
-  co.math = impl->base.math;
-  co.conv_engine = engine;
-  co.kernel_cache_path = args.kernel_cache == "none" ? "" : args.kernel_cache;
-  co.verbose = args.verbose;
-  ASSIGN_OR_RETURN(impl->context, rt::Context::create(co));
+  ASSIGN_OR_RETURN(impl->context,
+                   engine::make_gpu_context(impl->base, args.conv_engine, args.kernel_cache, args.verbose));
   std::string kind = args.cost_model == "auto" ? "measured" : args.cost_model;
   RETURN_ERROR_IF(kind != "measured" && kind != "analytic", ErrorCode::kInvalidArgument,
                   "--cost-model must be auto, measured or analytic, got '" + args.cost_model + "'");
