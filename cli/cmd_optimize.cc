@@ -66,7 +66,7 @@ class ProgressLine {
 // Further DP workers: --workers-per-gpu on every GPU of --devices, the session's model being the first
 // device's first worker. Each has a measured cost model behind its own view of the shared stage cache,
 // on a context of its own: a new one per further GPU, a sibling of that GPU's first (shared kernel
-// choices and timing lane) for further workers on one GPU.
+// choices and timing stream) for further workers on one GPU.
 struct ExtraWorkers {
   std::vector<std::shared_ptr<ios::rt::Context>> contexts;
   std::vector<std::unique_ptr<ios::sched::CostModel>> models, views;
@@ -105,8 +105,9 @@ struct ExtraWorkers {
     for (size_t i = 1; i < devices.size(); ++i)
       threads.emplace_back([&, i] {
         const cudaError_t set = cudaSetDevice(devices[i]);
-        made[i].emplace(set != cudaSuccess ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
-                                           : ios::engine::make_gpu_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
+        made[i].emplace(set != cudaSuccess
+                            ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
+                            : ios::engine::make_gpu_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
       });
     for (std::thread& t : threads) t.join();
     CHECK_CUDA(cudaSetDevice(devices[0]));
@@ -151,7 +152,8 @@ int cmd_optimize(OptimizeArgs& a) {
   if (a.cost_model == "measured" || (a.cost_model == "auto" && ios::rt::gpu_available()))
     if (Status s = session->compile_ahead_on_tuning(*g); !s) return fail(s);
 #endif
-  auto model = ios::engine::make_cost_model(*g, a.cost_model, session->config, a.timing_rule(), [&] { return session->context(); });
+  auto model = ios::engine::make_cost_model(*g, a.cost_model, session->config, a.timing_rule(),
+                                            [&] { return session->context(); });
   if (!model) return fail(model.status());
   if ((a.devices != "0" || a.workers_per_gpu.value_or(1) != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,

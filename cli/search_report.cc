@@ -149,7 +149,7 @@ void print_optimize(OptimizeArgs& a, const Graph& g, ios::sched::Policy policy, 
 std::string calibration_text(const ios::rt::MeasuredCostModel& m, int batch) {
   std::string out;
   char text[320];
-  if (std::optional<ios::rt::TimingLane::Boundary> boundary = m.stage_boundary()) {
+  if (std::optional<ios::rt::TimingStream::Boundary> boundary = m.stage_boundary()) {
     std::snprintf(text, sizeof text, "; figures less the stage boundary, %.2f us a replay and %.2f us a span",
                   boundary->graph_ms * 1e3, boundary->event_ms * 1e3);
     out += text;

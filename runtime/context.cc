@@ -26,9 +26,9 @@ std::string kernel_environment() {
          std::to_string(cudnnGetVersion()) + "|frontend " + std::to_string(CUDNN_FRONTEND_VERSION);
 }
 
-Expected<std::shared_ptr<TimingLane>> TimingLane::create() {
+Expected<std::shared_ptr<TimingStream>> TimingStream::create() {
   ASSIGN_OR_RETURN(Stream s, make_stream());
-  return std::shared_ptr<TimingLane>(new TimingLane(std::move(s)));
+  return std::shared_ptr<TimingStream>(new TimingStream(std::move(s)));
 }
 
 namespace {
@@ -124,7 +124,7 @@ Expected<double> bring_up_clocks(cudaStream_t s) {
   return seconds_since(start);
 }
 
-Expected<TimingLane::Boundary> TimingLane::stage_boundary() {
+Expected<TimingStream::Boundary> TimingStream::stage_boundary() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (boundary_) return *boundary_;
   // At the top clock, as every stage it is taken off, and with the host ahead of the GPU throughout: behind
@@ -165,7 +165,7 @@ Expected<std::shared_ptr<Context>> Context::create(const ContextOptions& options
   for (const auto& [key, choice] : options.preset_kernels) c->cache_->preset(key, choice);
   if (resolved.conv_engine == ConvEngine::kGraphRuntimeCompiled)
     if (const std::string jit = jit_cache_warning(); !jit.empty()) std::fprintf(stderr, "warning: %s\n", jit.c_str());
-  ASSIGN_OR_RETURN(c->lane_, TimingLane::create());
+  ASSIGN_OR_RETURN(c->timing_stream_, TimingStream::create());
   RETURN_IF_ERROR(c->ensure_streams(1));
   return c;
 }
@@ -174,15 +174,15 @@ Expected<std::shared_ptr<Context>> Context::sibling() const {
   CHECK_CUDA(cudaSetDevice(device_));
   std::shared_ptr<Context> c(new Context(options_, cache_));
   c->device_ = device_;
-  c->lane_ = lane_;
+  c->timing_stream_ = timing_stream_;
   c->kernels_ = kernels_;
   RETURN_IF_ERROR(c->ensure_streams(1));
   return c;
 }
 
-Expected<std::unique_lock<std::mutex>> Context::take_lane() {
-  std::unique_lock<std::mutex> held(lane_->queue_mutex());
-  CHECK_CUDA(cudaStreamSynchronize(lane_->stream()));
+Expected<std::unique_lock<std::mutex>> Context::take_timing_stream() {
+  std::unique_lock<std::mutex> held(timing_stream_->queue_mutex());
+  CHECK_CUDA(cudaStreamSynchronize(timing_stream_->stream()));
   return held;
 }
 
@@ -267,7 +267,7 @@ Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const s
   std::vector<std::shared_ptr<ConvKernel>> out(requests.size());
   std::lock_guard<std::mutex> lock(kernels_->mutex);
   // Tuning, and a kernel's first run, time or disturb the GPU: not while a sibling's stages are timed.
-  std::optional<std::unique_lock<std::mutex>> lane;  // taken at the first kernel to build
+  std::optional<std::unique_lock<std::mutex>> held_stream;  // the timing stream, taken at the first kernel to build
   for (size_t i = 0; i < requests.size(); ++i) {
     const ConvSpec& spec = requests[i].spec;
     if (auto it = kernels_->by_spec.find(spec); it != kernels_->by_spec.end()) {
@@ -275,9 +275,9 @@ Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const s
       out[i] = it->second;
       continue;
     }
-    if (!lane) {
-      ASSIGN_OR_RETURN(std::unique_lock<std::mutex> held, take_lane());
-      lane.emplace(std::move(held));
+    if (!held_stream) {
+      ASSIGN_OR_RETURN(std::unique_lock<std::mutex> held, take_timing_stream());
+      held_stream.emplace(std::move(held));
     }
     ASSIGN_OR_RETURN(out[i], build_kernel(spec, requests[i].buffers));
     kernels_->by_spec.emplace(spec, out[i]);

@@ -37,14 +37,14 @@ struct ContextOptions {
 // The stream every stage timing on one GPU goes to, shared by the search workers on that GPU (sibling
 // contexts): their replays run one after another, never beside each other, while their host threads
 // build the next stages in parallel (building a stage takes about as long as timing it). Other GPU work
-// of a worker (kernel tuning, first runs) takes the lane exclusively (Context::conv_kernels).
-class TimingLane {
+// of a worker (kernel tuning, first runs) takes the timing stream exclusively (Context::conv_kernels).
+class TimingStream {
  public:
-  static Expected<std::shared_ptr<TimingLane>> create();  // on the current device
+  static Expected<std::shared_ptr<TimingStream>> create();  // on the current device
   cudaStream_t stream() const { return stream_; }
   // Held while one stage's warm-up and rounds are queued, so that a round spans only its own replays.
   std::mutex& queue_mutex() { return mutex_; }
-  // The spin rounds are queued behind on this lane, kept from pass to pass; under queue_mutex().
+  // The spin rounds are queued behind on this timing stream, kept from pass to pass; under queue_mutex().
   sched::HeadStart& head_start() { return head_start_; }
   // What a stage's timed spans (StageTimer: replays between two events) hold beyond the stage inside the
   // network's graph, in ms. A stage replays as a CUDA graph of its own behind a lead kernel
@@ -56,11 +56,11 @@ class TimingLane {
     double event_ms = 0;
     double span_ms(int replays) const { return replays * graph_ms + event_ms; }
   };
-  // Measured once per GPU, with nothing else on the lane: spans of 1 and of 16 replays of the lead's graph.
+  // Measured once per GPU, with nothing else on the timing stream: spans of 1 and of 16 replays of the lead's graph.
   Expected<Boundary> stage_boundary();
 
  private:
-  explicit TimingLane(Stream s) : stream_(std::move(s)) {}
+  explicit TimingStream(Stream s) : stream_(std::move(s)) {}
   Stream stream_;
   std::mutex mutex_;
   sched::HeadStart head_start_;
@@ -84,7 +84,7 @@ class Context {
  public:
   static Expected<std::shared_ptr<Context>> create(const ContextOptions& options);
   // Another context on this one's device with its options, streams and handles of its own, sharing its
-  // kernel choices, built kernels and timing lane: one more search worker on the same GPU.
+  // kernel choices, built kernels and timing stream: one more search worker on the same GPU.
   Expected<std::shared_ptr<Context>> sibling() const;
   ~Context();  // writes new kernel choices to the cache file (a failure is reported on stderr)
 
@@ -98,7 +98,7 @@ class Context {
 
   // The convolution kernels for `requests`, in order: each built once per device (siblings share them), tuned
   // on its buffers unless the cache file has a choice for it. Those not built yet are built under one hold
-  // of the GPU's timing lane, which first waits for a sibling's queued rounds to finish: an executor asks
+  // of the GPU's timing stream, which first waits for a sibling's queued rounds to finish: an executor asks
   // for all its convolutions at once, not one hold (and one wait) per kernel.
   struct ConvRequest {
     ConvSpec spec;
@@ -126,7 +126,7 @@ class Context {
   const KernelStats& kernel_stats() const { return stats_; }
   const std::string& cache_warning() const { return cache_warning_; }
   int device() const { return device_; }  // the CUDA device it was made on (current when created)
-  const std::shared_ptr<TimingLane>& timing_lane() const { return lane_; }
+  const std::shared_ptr<TimingStream>& timing_stream() const { return timing_stream_; }
   int streams() const { return static_cast<int>(streams_.size()); }
   cudaStream_t stream(int i) const { return streams_[size_t(i)]; }
   cudnnHandle_t cudnn(int i) const { return cudnn_[size_t(i)]; }
@@ -134,14 +134,14 @@ class Context {
 
  private:
   Context(const ContextOptions& o, std::shared_ptr<KernelCache> cache) : options_(o), cache_(std::move(cache)) {}
-  // Holds `lane_` with nothing left running on it: GPU work of this context will not overlap timed replays.
-  Expected<std::unique_lock<std::mutex>> take_lane();
-  // One kernel not built yet, with the lane held: clocks brought up first, from the cache file or tuned.
+  // Holds `timing_stream_` with nothing left running on it: GPU work of this context will not overlap timed replays.
+  Expected<std::unique_lock<std::mutex>> take_timing_stream();
+  // One kernel not built yet, with the timing stream held: clocks brought up first, from the cache file or tuned.
   Expected<std::shared_ptr<ConvKernel>> build_kernel(const ConvSpec& spec, const ConvBuffers& buffers);
   ContextOptions options_;
   int device_ = 0;
   std::shared_ptr<KernelCache> cache_;
-  std::shared_ptr<TimingLane> lane_;
+  std::shared_ptr<TimingStream> timing_stream_;
   std::string cache_warning_;
   // The kernels built on this device, shared with the context's siblings: a kernel runs with any handle of
   // its device, and each sibling building its own built a network's kernels once per worker.

@@ -50,7 +50,7 @@ struct ExecutorOptions {
   // stage inside a network follows the stage before it, and the GPU takes in its launches while that
   // one runs; replayed as a graph of its own, a stage of w branches waits for its w first launches to be
   // taken in one after another, and a graph's first launch costs a graph launch. The measured cost model
-  // times stages behind this kernel and takes off a graph of it alone (TimingLane::stage_boundary).
+  // times stages behind this kernel and takes off a graph of it alone (TimingStream::stage_boundary).
   bool lead_kernel = false;
 };
 

@@ -202,7 +202,7 @@ struct Executor::Impl {
   Status build_units(const ir::Weights& w);
 
   // A convolution build_conv placed: its kernel is asked for once every unit is built, all at once
-  // (Context::conv_kernels builds the missing ones under one hold of the timing lane).
+  // (Context::conv_kernels builds the missing ones under one hold of the timing stream).
   struct ConvStep {
     size_t unit = 0, step = 0;
     int stream_index = 0;

@@ -102,7 +102,7 @@ void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, co
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.
 void launch_spin(double ms, cudaStream_t stream);
 // One thread that returns at once: the lead node of a timed stage's graph (ExecutorOptions::lead_kernel)
-// and the kernel of the graph it is measured against (TimingLane::stage_boundary).
+// and the kernel of the graph it is measured against (TimingStream::stage_boundary).
 void launch_empty(cudaStream_t stream);
 // One thread that spins for *cycles clock cycles, read when it runs: a CUDA graph replays it with
 // whatever the host wrote there last (chaos mode's random delays).

@@ -42,32 +42,32 @@ MeasuredCostModel::~MeasuredCostModel() {
   --calibration_->workers;
 }
 
-std::string MeasuredCostModel::lane() const { return "cuda:" + std::to_string(context_->device()); }
+std::string MeasuredCostModel::timing_device() const { return "cuda:" + std::to_string(context_->device()); }
 
-Expected<TimingLane::Boundary> MeasuredCostModel::measured_boundary() {
+Expected<TimingStream::Boundary> MeasuredCostModel::measured_boundary() {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
   if (!calibration_->boundary) {
     const auto start = WallClock::now();
-    ASSIGN_OR_RETURN(calibration_->boundary, context_->timing_lane()->stage_boundary());
+    ASSIGN_OR_RETURN(calibration_->boundary, context_->timing_stream()->stage_boundary());
     calibration_->seconds += seconds_since(start);
   }
   return *calibration_->boundary;
 }
 
-Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary) {
+Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch, TimingStream::Boundary boundary) {
   Calibration& cal = *calibration_;
   std::unique_lock<std::mutex> lock(cal.mutex);
   if (!cal.shares.count(batch) && !cal.failed.count(batch) && !cal.jobs.count(batch))
     cal.jobs.emplace(batch, deal_calibration(g));
-  const std::string own_lane = lane();
+  const std::string own_device = timing_device();
   while (!cal.shares.count(batch) && !cal.failed.count(batch)) {
     CalibrationJob& job = cal.jobs.at(batch);  // erased only once it ended and no worker times a slot of it
-    const std::optional<size_t> slot = job.pick(own_lane);
+    const std::optional<size_t> slot = job.pick(own_device);
     if (!slot) {
       cal.changed.wait(lock);
       continue;
     }
-    job.lanes[*slot].push_back(own_lane);
+    job.devices[*slot].push_back(own_device);
     ++job.running;
     lock.unlock();
     sched::NetworkBuild network_build;
@@ -81,11 +81,11 @@ Expected<double> MeasuredCostModel::cold_share_for(const ir::Graph& g, int batch
   return cal.shares.at(batch).share;
 }
 
-std::optional<size_t> MeasuredCostModel::CalibrationJob::pick(const std::string& lane) const {
-  for (size_t s = 0; s < lanes.size(); ++s)
-    if (lanes[s].empty()) return s;
-  for (size_t s = 0; s < lanes.size(); ++s)
-    if (!done[s] && lanes[s].size() == 1 && lanes[s][0] != lane) return s;
+std::optional<size_t> MeasuredCostModel::CalibrationJob::pick(const std::string& device) const {
+  for (size_t s = 0; s < devices.size(); ++s)
+    if (devices[s].empty()) return s;
+  for (size_t s = 0; s < devices.size(); ++s)
+    if (!done[s] && devices[s].size() == 1 && devices[s][0] != device) return s;
   return std::nullopt;
 }
 
@@ -97,7 +97,7 @@ MeasuredCostModel::CalibrationJob MeasuredCostModel::deal_calibration(const ir::
   job.ops.resize(std::min(chunks, std::max<size_t>(stages.size(), 1)));
   for (size_t i = 0; i < stages.size(); ++i) job.ops[i % job.ops.size()].push_back(stages[i]);
   job.slot_seconds.assign(job.ops.size(), 0.0);
-  job.lanes.assign(job.ops.size(), {});
+  job.devices.assign(job.ops.size(), {});
   job.done.assign(job.ops.size(), false);
   return job;
 }
@@ -137,7 +137,7 @@ void MeasuredCostModel::finish_slot(int batch, CalibrationJob& job, size_t slot,
 
 Expected<MeasuredCostModel::ShareCalibration> MeasuredCostModel::time_ops(const ir::Graph& g,
                                                                           const std::vector<sched::Stage>& stages,
-                                                                          int batch, TimingLane::Boundary boundary,
+                                                                          int batch, TimingStream::Boundary boundary,
                                                                           bool networks,
                                                                           sched::NetworkBuild& network_build) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
@@ -188,15 +188,15 @@ std::optional<MeasuredCostModel::ShareCalibration> MeasuredCostModel::cold_share
   return it->second;
 }
 
-std::optional<TimingLane::Boundary> MeasuredCostModel::stage_boundary() const {
+std::optional<TimingStream::Boundary> MeasuredCostModel::stage_boundary() const {
   std::lock_guard<std::mutex> lock(calibration_->mutex);
   return calibration_->boundary;
 }
 
 namespace {
 
-constexpr const char* kBoundaryName = "stage_boundary_ms";  // TimingLane::Boundary::graph_ms
-constexpr const char* kEventName = "stage_event_ms";        // TimingLane::Boundary::event_ms
+constexpr const char* kBoundaryName = "stage_boundary_ms";  // TimingStream::Boundary::graph_ms
+constexpr const char* kEventName = "stage_event_ms";        // TimingStream::Boundary::event_ms
 // The names of one batch's share calibration and where each value lives.
 std::vector<std::pair<std::string, double MeasuredCostModel::ShareCalibration::*>> share_fields(int batch) {
   const std::string b = "b" + std::to_string(batch) + "|";
@@ -251,7 +251,7 @@ Status MeasuredCostModel::adopt_calibration(const std::map<std::string, double>&
   RETURN_ERROR_IF(boundary.size() == 1, ErrorCode::kInvalidArgument,
                   std::string("calibration values '") + kBoundaryName + "' and '" + kEventName + "' come together");
   std::lock_guard<std::mutex> lock(calibration_->mutex);
-  if (!boundary.empty()) calibration_->boundary = TimingLane::Boundary{boundary[kBoundaryName], boundary[kEventName]};
+  if (!boundary.empty()) calibration_->boundary = TimingStream::Boundary{boundary[kBoundaryName], boundary[kEventName]};
   for (const auto& [batch, c] : shares) calibration_->shares[batch] = c;
   return Status::ok();
 }
@@ -322,7 +322,7 @@ ExecutorOptions MeasuredCostModel::executor_options(int batch) const {
 Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::Graph& g, std::vector<Pending> pending,
                                                                      int batch, const sched::StageTimingRule& rule) {
   CHECK_CUDA(cudaSetDevice(context_->device()));  // the calling thread may have another current device
-  ASSIGN_OR_RETURN(TimingLane::Boundary boundary, measured_boundary());
+  ASSIGN_OR_RETURN(TimingStream::Boundary boundary, measured_boundary());
   double share = 0;
   if (rule.l2 == sched::L2Timing::kColdShare) {
     ASSIGN_OR_RETURN(share, cold_share_for(g, batch, boundary));
@@ -339,7 +339,7 @@ Expected<MeasuredCostModel::Timed> MeasuredCostModel::time_executors(const ir::G
 
 Expected<MeasuredCostModel::Timed> MeasuredCostModel::run_timer(const ir::Graph& g, std::vector<Pending> pending,
                                                                 int batch, const sched::StageTimingRule& rule,
-                                                                double share, TimingLane::Boundary boundary) {
+                                                                double share, TimingStream::Boundary boundary) {
   const ExecutorOptions options = executor_options(batch);
   sched::StageTimingRule timing = rule;
   if (timing.l2 == sched::L2Timing::kColdShare && share == 0) timing.l2 = sched::L2Timing::kWarm;
@@ -374,7 +374,7 @@ Expected<std::vector<double>> MeasuredCostModel::network_latencies_ms(const ir::
                                                                       const std::vector<std::vector<int>>& barrier_sets,
                                                                       int batch) {
   CHECK_CUDA(cudaSetDevice(context_->device()));
-  ASSIGN_OR_RETURN(TimingLane::Boundary boundary, measured_boundary());
+  ASSIGN_OR_RETURN(TimingStream::Boundary boundary, measured_boundary());
   std::vector<Pending> pending;
   for (const std::vector<int>& barriers : barrier_sets) {
     sched::Schedule with = s;

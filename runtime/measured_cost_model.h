@@ -4,7 +4,7 @@
 // executor is built on one DeviceStore, so weights are uploaded once per network and configuration
 // and no stage allocates or frees device memory. Stages asked together are timed in one pass
 // (StageTimer): the GPU replays one while the host builds the next. Models on sibling contexts (one per
-// search worker on a GPU) share its TimingLane: their stages are timed one after another while their
+// search worker on a GPU) share its TimingStream: their stages are timed one after another while their
 // threads build stages side by side.
 #pragma once
 
@@ -41,7 +41,7 @@ class MeasuredCostModel : public sched::CostModel {
   MeasuredCostModel(const MeasuredCostModel&) = delete;
   MeasuredCostModel& operator=(const MeasuredCostModel&) = delete;
   std::string name() const override { return "measured"; }
-  std::string lane() const override;  // its GPU's: workers on one GPU share its TimingLane
+  std::string timing_device() const override;  // its GPU's: workers on one GPU share its TimingStream
   // What a stage cache file's key says of these figures (files of earlier figures are then not reused).
   static constexpr const char* kFigureFormat =
       "figures behind a lead kernel less its graph alone, cold share calibrated";
@@ -62,7 +62,7 @@ class MeasuredCostModel : public sched::CostModel {
                                                      const std::vector<std::vector<sched::Stage>>& segments,
                                                      int batch) override;
   // Each barrier set's whole-network dataflow graph, built on this model's store and timed like a stage
-  // (StageTimer: rounds behind the lane's head start, less the boundary) but warm, as `ios run` replays
+  // (StageTimer: rounds behind the device's head start, less the boundary) but warm, as `ios run` replays
   // it: a first pass of one replay each, then kNetworkRounds passes over all sets in turn, a round each of
   // enough back-to-back replays (at least 2) for kNetworkRoundMs; a set's latency is its median round.
   // The host's launches are not in the figures: timed an inference at a time, launch included, the
@@ -77,7 +77,7 @@ class MeasuredCostModel : public sched::CostModel {
   const std::shared_ptr<const ir::Weights>& weights() const { return weights_; }  // seeded, timing only
   // Every figure is corrected twice, by values measured once per search (shared by its workers and kept
   // in a stage cache file with the figures, see calibration()):
-  // - less the stage boundary (TimingLane::stage_boundary): a stage is replayed as a graph of its own
+  // - less the stage boundary (TimingStream::stage_boundary): a stage is replayed as a graph of its own
   //   behind a lead kernel (ExecutorOptions::lead_kernel); each span of replays loses that many graphs of
   //   the lead alone and the event that ends it, which leaves the stage and its dependency on the kernel
   //   before it, as inside the network. Without the lead, a stage of w branches paid its w first launches
@@ -104,7 +104,7 @@ class MeasuredCostModel : public sched::CostModel {
   static constexpr double kMinColdGap = 0.02;
   // Known once a stage of that batch was timed (or adopted from a stage cache file).
   std::optional<ShareCalibration> cold_share(int batch) const;
-  std::optional<TimingLane::Boundary> stage_boundary() const;
+  std::optional<TimingStream::Boundary> stage_boundary() const;
   // By name: "stage_boundary_ms" and "stage_event_ms" (the boundary), and per batch B "bB|share", "bB|ops_warm_ms",
   // "bB|ops_cold_ms", "bB|network_ms", "bB|prefetched_network_ms". Adopting checks ranges and replaces what this search
   // measured.
@@ -127,25 +127,25 @@ class MeasuredCostModel : public sched::CostModel {
   // its first kernels and re-tunes one (Context::build_kernel), and ended the calibration 0.2-0.3 s after
   // the others (NasNet fp32 on 4 x H200). A slot's figures are the first to finish it.
   struct CalibrationJob {
-    std::vector<std::vector<sched::Stage>> ops;   // by slot
-    std::vector<std::vector<std::string>> lanes;  // by slot: the lanes of the workers that took it
-    std::vector<bool> done;                       // by slot: its figures are in
-    ShareCalibration sums;                        // of the slots done
-    size_t finished = 0;                          // slots done
+    std::vector<std::vector<sched::Stage>> ops;     // by slot
+    std::vector<std::vector<std::string>> devices;  // by slot: the devices of the workers that took it
+    std::vector<bool> done;                         // by slot: its figures are in
+    ShareCalibration sums;                          // of the slots done
+    size_t finished = 0;                            // slots done
     size_t running = 0;  // workers timing a slot: the job outlives the calibration until none is
     Status failure = Status::ok();
     WallClock::time_point start = WallClock::now();
     std::vector<double> slot_seconds;  // by slot: from the job's start to the slot's end
     sched::NetworkBuild network_build;
-    // The next slot nobody took; else the first slot not done that one worker of another lane takes alone.
-    std::optional<size_t> pick(const std::string& lane) const;
+    // The next slot nobody took; else the first slot not done that one worker of another device takes alone.
+    std::optional<size_t> pick(const std::string& device) const;
   };
   // Slots per worker when a search has several: small enough that the workers finish together.
   static constexpr size_t kCalibrationChunksPerWorker = 4;
   struct Calibration {  // shared by a search's workers; the first to need a value measures it
     mutable std::mutex mutex;
-    std::condition_variable changed;               // a calibration ended
-    std::optional<TimingLane::Boundary> boundary;  // not measured yet
+    std::condition_variable changed;                 // a calibration ended
+    std::optional<TimingStream::Boundary> boundary;  // not measured yet
     std::map<int, ShareCalibration> shares;
     std::map<int, CalibrationJob> jobs;  // by batch, while calibrating
     std::map<int, Status> failed;        // by batch: a calibration's error, given to every worker that asks
@@ -161,8 +161,8 @@ class MeasuredCostModel : public sched::CostModel {
   std::shared_ptr<Context> context_;  // one set of streams, handles and kernels for every stage timed
   std::shared_ptr<DeviceStore> store_;
   std::shared_ptr<Calibration> calibration_ = std::make_shared<Calibration>();
-  Expected<TimingLane::Boundary> measured_boundary();  // the lane's, once per search
-  Expected<double> cold_share_for(const ir::Graph& g, int batch, TimingLane::Boundary boundary);
+  Expected<TimingStream::Boundary> measured_boundary();  // the device's, once per search
+  Expected<double> cold_share_for(const ir::Graph& g, int batch, TimingStream::Boundary boundary);
   // Under calibration_->mutex: the job for a calibration this model is the first to ask for.
   CalibrationJob deal_calibration(const ir::Graph& g) const;
   // Under calibration_->mutex: a slot's figures added to its job unless the slot is done already; the last
@@ -172,7 +172,8 @@ class MeasuredCostModel : public sched::CostModel {
   // with `networks`, the whole schedule too (ShareCalibration::network_ms and prefetched_network_ms).
   // `network_build`: what building the whole schedule's executors took.
   Expected<ShareCalibration> time_ops(const ir::Graph& g, const std::vector<sched::Stage>& ops, int batch,
-                                      TimingLane::Boundary boundary, bool networks, sched::NetworkBuild& network_build);
+                                      TimingStream::Boundary boundary, bool networks,
+                                      sched::NetworkBuild& network_build);
   // Executors on this model's context and store, built for timing only (their arena is not zeroed).
   ExecutorOptions executor_options(int batch) const;
   struct Pending {  // what to time: a plan to build, or an executor kept from screening and its rounds
@@ -192,7 +193,7 @@ class MeasuredCostModel : public sched::CostModel {
                                  const sched::StageTimingRule& rule);
   // The same pass with the corrections given, its stages not counted (its host time is).
   Expected<Timed> run_timer(const ir::Graph& g, std::vector<Pending> pending, int batch,
-                            const sched::StageTimingRule& rule, double share, TimingLane::Boundary boundary);
+                            const sched::StageTimingRule& rule, double share, TimingStream::Boundary boundary);
   // `limits`: one per stage, or empty (none).
   Expected<std::vector<double>> time_stages(const ir::Graph& g, const std::vector<sched::Stage>& stages, int batch,
                                             const sched::StageTimingRule& rule, bool screening,

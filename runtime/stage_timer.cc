@@ -7,13 +7,13 @@
 namespace ios::rt {
 
 StageTimer::StageTimer(const sched::StageTimingRule& rule, std::shared_ptr<Context> context, double cold_share,
-                       TimingLane::Boundary boundary)
+                       TimingStream::Boundary boundary)
     : rule_(rule),
       cold_share_(cold_share),
       boundary_(boundary),
       context_(std::move(context)),
-      lane_(context_->timing_lane()),
-      stream_(lane_->stream()) {}
+      timing_stream_(context_->timing_stream()),
+      stream_(timing_stream_->stream()) {}
 
 StageTimer::~StageTimer() { (void)wait_for_queued(); }
 
@@ -33,10 +33,10 @@ Expected<cudaEvent_t> StageTimer::record() {
 // (the host is slow to queue, or held up inside the driver by another worker's graph instantiation). So
 // once a round is queued its first event is asked: not yet reached proves the round has no gap; reached,
 // the round is dropped and queued again behind a spin twice as long (sched::HeadStart), which gives the
-// host a head start. A gap between rounds is harmless. (A host function holding the lane until all was
+// host a head start. A gap between rounds is harmless. (A host function holding the timing stream until all was
 // queued hung a two-worker search, probably on lazy kernel loading, which waits for the whole device.)
 Status StageTimer::queue(Timed& t, int rounds, int warmup) {
-  std::lock_guard<std::mutex> lock(lane_->queue_mutex());
+  std::lock_guard<std::mutex> lock(timing_stream_->queue_mutex());
   if (!pass_begin_) {
     ASSIGN_OR_RETURN(pass_begin_, record());
   }
@@ -49,7 +49,7 @@ Status StageTimer::queue(Timed& t, int rounds, int warmup) {
   }
   for (int i = 0; i < warmup; ++i) RETURN_IF_ERROR(t.exec->replay_on(stream_));
   replays_ += warmup;
-  sched::HeadStart& head = lane_->head_start();
+  sched::HeadStart& head = timing_stream_->head_start();
   cudaEvent_t mark = nullptr;  // warm rounds share their boundary marks
   for (int r = 0; r < rounds; ++r)
     for (int attempt = 0;; ++attempt) {
@@ -73,7 +73,7 @@ Status StageTimer::queue(Timed& t, int rounds, int warmup) {
 }
 
 Status StageTimer::lead_in(cudaEvent_t& mark) {
-  launch_spin(lane_->head_start().ms(), stream_);
+  launch_spin(timing_stream_->head_start().ms(), stream_);
   CHECK_CUDA(cudaGetLastError());
   if (!rule_.flushes()) {
     ASSIGN_OR_RETURN(mark, record());

@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "scheduler/lanes.h"
+#include "scheduler/timing_devices.h"
 
 namespace ios::sched {
 
@@ -33,7 +33,7 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
   const std::vector<Stage> stages = all_stages(s);
   const size_t n = stages.size(), longest = size_t(options.max_segment);
   // Every segment the DP may use, asked in one request: a measuring model times them in one pass (one
-  // pass per lane).
+  // pass per device).
   std::vector<std::vector<Stage>> segments;
   std::vector<std::pair<size_t, size_t>> span;  // [first, end) of each
   for (size_t end = 1; end <= n; ++end)
@@ -41,7 +41,8 @@ Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s,
       segments.emplace_back(stages.begin() + std::ptrdiff_t(end - k), stages.begin() + std::ptrdiff_t(end));
       span.emplace_back(end - k, end);
     }
-  ASSIGN_OR_RETURN(std::vector<double> ms, spread_segment_latencies(g, one_per_lane(models), segments, options.batch));
+  ASSIGN_OR_RETURN(std::vector<double> ms,
+                   spread_segment_latencies(g, one_per_device(models), segments, options.batch));
 
   BarrierPlacement out;
   out.segments = int64_t(segments.size());
@@ -111,7 +112,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
   out.barriers = placed.barriers;
   if (options.passes == 0 || placed.removed.empty()) return out;
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<CostModel*> lanes = one_per_lane(models);
+  const std::vector<CostModel*> devices = one_per_device(models);
   std::vector<int> cuts;  // the cuts the search may toggle: those the DP left out, most promising first
   for (const auto& [cut, gain] : placed.removed)
     if (cuts.size() < size_t(options.max_toggles)) cuts.push_back(cut);
@@ -127,7 +128,7 @@ Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& 
     if (!combined.empty() && combined != out.barriers) sets.push_back(combined);
     const size_t first_toggle = sets.size();
     for (int c : cuts) sets.push_back(toggled(out.barriers, c));
-    ASSIGN_OR_RETURN(std::vector<double> ms, spread_network_latencies(g, s, lanes, sets, options.batch));
+    ASSIGN_OR_RETURN(std::vector<double> ms, spread_network_latencies(g, s, devices, sets, options.batch));
     out.sets_timed += int64_t(sets.size());
     out.passes = pass + 1;
     out.measured_ms = ms[0];

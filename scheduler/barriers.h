@@ -44,8 +44,8 @@ int default_dataflow_segment(const std::string& cost_model_name);
 // A staged schedule's barriers for dataflow execution. Ties keep the barrier.
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                           const BarrierOptions& options);
-// The same with the segments timed on every lane of `models` (sched::one_per_lane, the first model's
-// lane first): the search's workers, idle once the DP is done.
+// The same with the segments timed on every device of `models` (sched::one_per_device, the first model's
+// device first): the search's workers, idle once the DP is done.
 Expected<BarrierPlacement> place_barriers(const ir::Graph& g, const Schedule& s, const std::vector<CostModel*>& models,
                                           const BarrierOptions& options);
 
@@ -79,8 +79,8 @@ struct BarrierRefinement {
 
 Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s, CostModel& model,
                                             const BarrierPlacement& placed, const RefineOptions& options);
-// The same with each pass's sets spread over the lanes of `models` (sched::spread_network_latencies: every
-// lane also times the current set, which the others are compared with).
+// The same with each pass's sets spread over the devices of `models` (sched::spread_network_latencies: every
+// device also times the current set, which the others are compared with).
 Expected<BarrierRefinement> refine_barriers(const ir::Graph& g, const Schedule& s,
                                             const std::vector<CostModel*>& models, const BarrierPlacement& placed,
                                             const RefineOptions& options);

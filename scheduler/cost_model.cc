@@ -72,7 +72,7 @@ uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 }  // namespace
 
 std::string signature_hash(const std::string& signature) {
-  // Two independent lanes over 8-byte words (multiply, rotate), each finalised: 128 bits. A word at a
+  // Two independent streams over 8-byte words (multiply, rotate), each finalised: 128 bits. A word at a
   // time because a re-search from a cache file hashes ~1.6 kB for each of ~200k stages.
   uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
   const size_t n = signature.size();

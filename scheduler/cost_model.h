@@ -61,9 +61,9 @@ class CostModel {
   virtual Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                              const std::vector<std::vector<int>>& barrier_sets,
                                                              int batch);
-  // What its measurements occupy: models of one lane (one GPU) time one after another, models of
-  // different lanes may time side by side. Empty: none (the default; figures cost no device time).
-  virtual std::string lane() const { return ""; }
+  // What its measurements occupy: models of one device (one GPU) time one after another, models of
+  // different devices may time side by side. Empty: none (the default; figures cost no device time).
+  virtual std::string timing_device() const { return ""; }
   // Search workers waiting to time a share of this model's requests beside it (IdleWorkers): a DP then
   // asks for more stages at once. Default 0.
   virtual size_t spare_workers() const { return 0; }
@@ -110,7 +110,7 @@ class ForwardingCostModel : public CostModel {
                                                      int batch) override {
     return inner().network_latencies_ms(g, s, barrier_sets, batch);
   }
-  std::string lane() const override { return inner().lane(); }
+  std::string timing_device() const override { return inner().timing_device(); }
   size_t spare_workers() const override { return inner().spare_workers(); }
   std::map<std::string, double> calibration() const override { return inner().calibration(); }
   Status adopt_calibration(const std::map<std::string, double>& values) override {

@@ -5,14 +5,14 @@
 #include <optional>
 #include <string>
 
-#include "scheduler/lanes.h"
+#include "scheduler/timing_devices.h"
 
 namespace ios::sched {
 
 // One asker's request while it is shared out: the stages not yet taken start at `next`.
 struct IdleWorkers::Shared {
   size_t asker = 0;
-  bool large = false;  // of at least kSiblingMinStages stages: the asker's own lane may help
+  bool large = false;  // of at least kSiblingMinStages stages: the asker's own device may help
   const Job* job = nullptr;
   size_t n = 0, next = 0;
   size_t takers = 1;                              // the asker and the workers that could help when it was shared
@@ -64,7 +64,7 @@ IdleWorkers::~IdleWorkers() = default;
 
 CostModel& IdleWorkers::add(CostModel& model) {
   models_.push_back(&model);
-  lanes_.push_back(model.lane());
+  devices_.push_back(model.timing_device());
   waiting_.push_back(false);
   out_of_parts_.push_back(false);
   askers_.push_back(std::make_unique<Asker>(*this, models_.size() - 1));
@@ -73,10 +73,10 @@ CostModel& IdleWorkers::add(CostModel& model) {
 
 bool IdleWorkers::may_help(size_t helper, size_t asker, bool large) const {
   if (helper == asker) return false;
-  if (lanes_[helper].empty()) return true;
-  if (lanes_[helper] == lanes_[asker]) return large && out_of_parts_[helper];
-  for (size_t w = 0; w < lanes_.size(); ++w)
-    if (lanes_[w] == lanes_[helper] && !out_of_parts_[w]) return false;
+  if (devices_[helper].empty()) return true;
+  if (devices_[helper] == devices_[asker]) return large && out_of_parts_[helper];
+  for (size_t w = 0; w < devices_.size(); ++w)
+    if (devices_[w] == devices_[helper] && !out_of_parts_[w]) return false;
   return true;
 }
 
@@ -139,7 +139,7 @@ void IdleWorkers::time_piece(Shared& r, Chunk c, size_t w, std::unique_lock<std:
 void IdleWorkers::serve(size_t i) {
   std::unique_lock<std::mutex> lock(mutex_);
   out_of_parts_[i] = true;
-  queued_.notify_all();  // its lane may have become free: waiting siblings may now take pieces
+  queued_.notify_all();  // its device may have become free: waiting siblings may now take pieces
   for (;;) {
     auto mine = queue_.end();  // the oldest request with a piece this worker may time
     waiting_[i] = true;

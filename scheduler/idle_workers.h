@@ -9,8 +9,8 @@
 // piece at most, and a fast one takes more. Against one piece per taker cut at the start, RandWire fp32's
 // search on 4 x H200 took 9.7-10.0 s instead of 11.6-12.0 s, with 2.6 times the passes.
 //
-// Workers of a lane (CostModel::lane: a GPU) whose workers are all out of parts help any worker of another
-// lane. A worker out of parts also helps its own GPU's sibling, but only with requests of kSiblingMinStages
+// Workers of a device (CostModel::timing_device: a GPU) whose workers are all out of parts help any worker of another
+// device. A worker out of parts also helps its own GPU's sibling, but only with requests of kSiblingMinStages
 // or more: it builds its share of the stage executors on its own thread, and both take turns timing them.
 // With requests of two stages this made RandWire fp32 on one H200 3 % slower; since the DP
 // asks for a size of states at once, requests hold hundreds of stages, and sibling help made
@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "scheduler/cost_model.h"
-#include "scheduler/lanes.h"
+#include "scheduler/timing_devices.h"
 
 namespace ios::sched {
 
@@ -77,9 +77,9 @@ class IdleWorkers {
   void retire_locked(Shared& r);  // no piece of `r` is left to take
   // Times piece `c` of `r` with worker w's model and files the answer (an error stops the request).
   void time_piece(Shared& r, Chunk c, size_t w, std::unique_lock<std::mutex>& lock);
-  // Whether worker `helper` may time pieces of worker `asker`'s requests: another lane, every worker of which is out
-  // of parts (a model without a lane is a lane of its own); or, for a request of at least
-  // kSiblingMinStages, a worker out of parts on the asker's own lane, which then builds its share of the
+  // Whether worker `helper` may time pieces of worker `asker`'s requests: another device, every worker of which is out
+  // of parts (a model without a device is a device of its own); or, for a request of at least
+  // kSiblingMinStages, a worker out of parts on the asker's own device, which then builds its share of the
   // stages on its own thread while both take turns timing them.
   bool may_help(size_t helper, size_t asker, bool large) const;
   // Waiting workers that may help it with a request of that size.
@@ -87,7 +87,7 @@ class IdleWorkers {
   size_t spare(size_t asker) const;
 
   std::vector<CostModel*> models_;
-  std::vector<std::string> lanes_;  // models_[i]->lane()
+  std::vector<std::string> devices_;  // models_[i]->timing_device()
   std::vector<std::unique_ptr<Asker>> askers_;
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable queued_, answered_;

@@ -118,27 +118,27 @@ class ProgressReporter {
   SearchProgress progress_;
 };
 
-// Each worker's rank among the workers of its lane (CostModel::lane; a model without one is a lane of its
-// own), and the number of lanes.
-std::pair<std::vector<size_t>, size_t> lane_ranks(const std::vector<CostModel*>& models) {
+// Each worker's rank among the workers of its device (CostModel::timing_device; a model without one is a device of its
+// own), and the number of devices.
+std::pair<std::vector<size_t>, size_t> device_ranks(const std::vector<CostModel*>& models) {
   std::map<std::string, size_t> seen;
   std::vector<size_t> rank;
-  size_t lanes = 0;
+  size_t devices = 0;
   for (const CostModel* m : models) {
-    const std::string lane = m->lane();
-    const size_t r = lane.empty() ? 0 : seen[lane]++;
+    const std::string device = m->timing_device();
+    const size_t r = device.empty() ? 0 : seen[device]++;
     rank.push_back(r);
-    lanes += r == 0;
+    devices += r == 0;
   }
-  return {rank, lanes};
+  return {rank, devices};
 }
 
 // Solves the jobs that are not copies on one thread per model, largest first; progress is reported
 // from the calling thread. Where there are no more parts than workers, each worker gets one part at most
-// and where it runs decides its speed: the parts go one to each lane before any lane gets a second (two
+// and where it runs decides its speed: the parts go one to each device before any device gets a second (two
 // large parts on one GPU take turns timing while another GPU idles: RandWire fp32 on 4 x H200, 3 parts of
 // 33 ops, 17.1 and 16.2 s on the two workers of one GPU, 13.2 s on a third). With more parts the queue
-// balances the lanes, and the first parts go to the workers ready first, on the first GPU, which the
+// balances the devices, and the first parts go to the workers ready first, on the first GPU, which the
 // calibration's network warmed up (NasNet fp32, 19 parts: spreading them made the search 4 % slower).
 Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const std::vector<CostModel*>& models,
                   std::vector<PartJob>& jobs) {
@@ -153,14 +153,14 @@ Status solve_jobs(const ir::Graph& g, const PartSearchOptions& options, const st
   size_t next = 0, completed = 0;
   size_t progressed = 0;  // progress reports of the parts being searched (DpOptions::on_progress)
   bool failed = false;
-  const std::pair<std::vector<size_t>, size_t> ranks = lane_ranks(models);
+  const std::pair<std::vector<size_t>, size_t> ranks = device_ranks(models);
   const std::vector<size_t>& rank = ranks.first;
-  const size_t lanes = ranks.second;
+  const size_t devices = ranks.second;
   const bool spread = queue.size() <= models.size();
   auto take = [&](size_t worker) -> std::optional<size_t> {
     std::unique_lock<std::mutex> lock(mutex);
-    // Spreading, a lane's r-th worker starts once r parts a lane are taken (or all are).
-    const size_t turn = spread ? std::min(queue.size(), rank[worker] * lanes) : 0;
+    // Spreading, a device's r-th worker starts once r parts a device are taken (or all are).
+    const size_t turn = spread ? std::min(queue.size(), rank[worker] * devices) : 0;
     taken.wait(lock, [&] { return failed || next >= turn; });
     if (failed || next == queue.size()) return std::nullopt;
     const size_t job = queue[next++];

@@ -3,7 +3,7 @@
 // cells) take that part's solution instead of a search of their own: with the same stage costs the
 // DP's answer is the same (the memory budget is checked on the original, whose earlier values may differ
 // from the copy's). The other parts go to one worker thread per cost model, largest first (with no more
-// parts than workers, one to each lane, a GPU, before any lane gets a second); which worker solves a part
+// parts than workers, one to each device, a GPU, before any device gets a second); which worker solves a part
 // does not change its solution beyond measurement noise.
 #pragma once
 

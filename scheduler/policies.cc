@@ -5,7 +5,7 @@
 #include <set>
 
 #include "common/wall_clock.h"
-#include "scheduler/lanes.h"
+#include "scheduler/timing_devices.h"
 
 namespace ios::sched {
 
@@ -147,8 +147,8 @@ Status add_barriers(const ir::Graph& g, const OptimizeOptions& options, CostMode
   // Predicted as the DP predicts: the sum of the final set's segments (those longer than the DP's are
   // priced now).
   ASSIGN_OR_RETURN(std::vector<double> ms,
-                   spread_segment_latencies(g, one_per_lane(models), segments_between(all_stages(s), refined.barriers),
-                                            options.batch));
+                   spread_segment_latencies(g, one_per_device(models),
+                                            segments_between(all_stages(s), refined.barriers), options.batch));
   s.meta.dataflow_latency_ms = 0;
   for (double x : ms) s.meta.dataflow_latency_ms += x;
   if (refined.passes > 0) {

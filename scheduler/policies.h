@@ -46,7 +46,7 @@ struct OptimizeOptions {
   // DP: after every part, for progress reporting.
   std::function<void(const SearchProgress&)> on_part;
   // DP: more cost models (one per extra GPU), each used by one more worker thread that solves parts; after
-  // the DP, those on other lanes (GPUs) time a share of the dataflow segments and barrier sets.
+  // the DP, those on other devices (GPUs) time a share of the dataflow segments and barrier sets.
   std::vector<CostModel*> extra_models;
   // DP: the measuring models of the model's and the extra models' workers, pooled in that order, so that
   // workers without parts left time stages for the others (see PartSearchOptions). Null: not lent.

@@ -12,8 +12,8 @@
 
 #include "models/models.h"
 #include "scheduler/barriers.h"
-#include "scheduler/lanes.h"
 #include "scheduler/policies.h"
+#include "scheduler/timing_devices.h"
 #include "test_graphs.h"
 
 namespace ios::sched {
@@ -410,11 +410,11 @@ TEST(Dataflow, RefineBarriersTriesEveryImprovingToggleAtOnce) {
 }
 
 // A GPU of its own with `inner`'s figures, counting the segments it was asked.
-class LaneModel : public CostModel {
+class DeviceModel : public CostModel {
  public:
-  LaneModel(CostModel& inner, std::string lane) : inner_(inner), lane_(std::move(lane)) {}
-  std::string name() const override { return "lane"; }
-  std::string lane() const override { return lane_; }
+  DeviceModel(CostModel& inner, std::string device) : inner_(inner), device_(std::move(device)) {}
+  std::string name() const override { return "device"; }
+  std::string timing_device() const override { return device_; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int batch) override {
     return inner_.stage_latency_ms(g, st, batch);
   }
@@ -443,16 +443,16 @@ class LaneModel : public CostModel {
 
  private:
   CostModel& inner_;
-  std::string lane_;
+  std::string device_;
 };
 
-TEST(Lanes, OnePerLaneKeepsEachGpusFirstModelAndEveryModelWithoutALane) {
+TEST(TimingDevices, OnePerDeviceKeepsEachGpusFirstModelAndEveryModelWithoutADevice) {
   TableCostModel table([](const ir::Graph&, const Stage&) { return 1.0; });
-  LaneModel a0(table, "cuda:0"), a1(table, "cuda:0"), b(table, "cuda:1");
-  EXPECT_EQ(one_per_lane({&a0, &a1, &b, &table, &table}), (std::vector<CostModel*>{&a0, &b, &table, &table}));
+  DeviceModel a0(table, "cuda:0"), a1(table, "cuda:0"), b(table, "cuda:1");
+  EXPECT_EQ(one_per_device({&a0, &a1, &b, &table, &table}), (std::vector<CostModel*>{&a0, &b, &table, &table}));
 }
 
-TEST(Lanes, ChunksCoverTheRangeInOrderWithSizesDifferingByOneAtMost) {
+TEST(TimingDevices, ChunksCoverTheRangeInOrderWithSizesDifferingByOneAtMost) {
   for (size_t n : {0, 1, 3, 10, 11}) {
     const std::vector<Chunk> chunks = chunks_of(n, 4);
     EXPECT_EQ(chunks.size(), std::min<size_t>(n, 4)) << n;
@@ -469,11 +469,11 @@ TEST(Lanes, ChunksCoverTheRangeInOrderWithSizesDifferingByOneAtMost) {
   }
 }
 
-TEST(Lanes, PlaceBarriersOnTwoGpusTimesEachSegmentOnceAndPlacesAsOneGpu) {
+TEST(TimingDevices, PlaceBarriersOnTwoGpusTimesEachSegmentOnceAndPlacesAsOneGpu) {
   const ir::Graph g = testing::inception_block();
   const Schedule s = one_op_stages(g);
   PairsModel m;
-  LaneModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1"), sibling(m.model, "cuda:1");
+  DeviceModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1"), sibling(m.model, "cuda:1");
   auto one = place_barriers(g, s, m.model, BarrierOptions{2, 1});
   auto two = place_barriers(g, s, std::vector<CostModel*>{&gpu0, &gpu1, &sibling}, BarrierOptions{2, 1});
   ASSERT_TRUE(one && two);
@@ -485,7 +485,7 @@ TEST(Lanes, PlaceBarriersOnTwoGpusTimesEachSegmentOnceAndPlacesAsOneGpu) {
   EXPECT_EQ(sibling.segments_asked, 0) << "a second model on one GPU would time beside the first";
 }
 
-TEST(Lanes, RefineBarriersOnTwoGpusComparesEachSetWithTheCurrentOneTimedOnItsGpu) {
+TEST(TimingDevices, RefineBarriersOnTwoGpusComparesEachSetWithTheCurrentOneTimedOnItsGpu) {
   const ir::Graph g = testing::inception_block();
   const Schedule s = one_op_stages(g);
   PairsModel m;
@@ -493,7 +493,7 @@ TEST(Lanes, RefineBarriersOnTwoGpusComparesEachSetWithTheCurrentOneTimedOnItsGpu
   auto placed = place_barriers(g, s, m.model, BarrierOptions{2, 1});
   ASSERT_TRUE(placed);
   auto one = refine_barriers(g, s, m.model, *placed, RefineOptions{});
-  LaneModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1"), sibling(m.model, "cuda:1");
+  DeviceModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1"), sibling(m.model, "cuda:1");
   gpu1.slower = 1.1;  // as slow as ten times the threshold: it must not decide which set wins
   auto two = refine_barriers(g, s, std::vector<CostModel*>{&gpu0, &gpu1, &sibling}, *placed, RefineOptions{});
   ASSERT_TRUE(one && two) << (one ? two.status() : one.status()).to_string();
@@ -511,11 +511,11 @@ TEST(Lanes, RefineBarriersOnTwoGpusComparesEachSetWithTheCurrentOneTimedOnItsGpu
   EXPECT_EQ(gpu0.sets_asked + gpu1.sets_asked, two->sets_timed + two->passes);
 }
 
-TEST(Lanes, SpreadNetworkLatenciesOnOneLaneIsOneRequestOfEverySet) {
+TEST(TimingDevices, SpreadNetworkLatenciesOnOneDeviceIsOneRequestOfEverySet) {
   const ir::Graph g = testing::inception_block();
   const Schedule s = one_op_stages(g);
   PairsModel m;
-  LaneModel gpu0(m.model, "cuda:0");
+  DeviceModel gpu0(m.model, "cuda:0");
   gpu0.slower = 1.1;
   const std::vector<std::vector<int>> sets{{1, 2}, {}, {2}};
   auto ms = spread_network_latencies(g, s, {&gpu0}, sets, 1);
@@ -526,11 +526,11 @@ TEST(Lanes, SpreadNetworkLatenciesOnOneLaneIsOneRequestOfEverySet) {
   EXPECT_TRUE(spread_network_latencies(g, s, {&gpu0}, {}, 1)->empty());
 }
 
-TEST(Lanes, SpreadNetworkLatenciesNamesALaneThatAnswersShort) {
+TEST(TimingDevices, SpreadNetworkLatenciesNamesADeviceThatAnswersShort) {
   const ir::Graph g = testing::inception_block();
   const Schedule s = one_op_stages(g);
   PairsModel m;
-  LaneModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1");
+  DeviceModel gpu0(m.model, "cuda:0"), gpu1(m.model, "cuda:1");
   gpu1.answers_short = true;
   // The second GPU is asked the first set and the last of the other three.
   auto ms = spread_network_latencies(g, s, {&gpu0, &gpu1}, {{1, 2}, {}, {2}, {1}}, 1);

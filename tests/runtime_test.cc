@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "activation_cases.h"
-#include "op_cases.h"
 #include "common/tensor_pack.h"
 #include "models/models.h"
+#include "op_cases.h"
 #include "reference/reference_executor.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -1231,7 +1231,7 @@ TEST(GpuRuntime, MeasuredCostModelStopsAStageFarPastItsLimitAfterOneRound) {
   }
 }
 
-// Two search workers on sibling contexts (shared timing lane and kernel choices) build stages side by side
+// Two search workers on sibling contexts (shared timing stream and kernel choices) build stages side by side
 // but take turns on the GPU: a compute-bound convolution timed by both at once gets its alone latency, not
 // the ~2x it would show if their replays, or one's kernel set-up and the other's replays, overlapped.
 TEST(GpuRuntime, SiblingWorkersTimeStagesAsIfAlone) {
@@ -1252,7 +1252,7 @@ TEST(GpuRuntime, SiblingWorkersTimeStagesAsIfAlone) {
   for (int w = 0; w < 2; ++w) {
     auto sibling = (*parent)->sibling();
     ASSERT_TRUE(sibling) << sibling.status().to_string();
-    EXPECT_EQ((*sibling)->timing_lane(), (*parent)->timing_lane());
+    EXPECT_EQ((*sibling)->timing_stream(), (*parent)->timing_stream());
     workers.push_back(std::make_unique<MeasuredCostModel>(alone, MeasuredCostModel::Params{}, *sibling));
   }
   // Each worker's stages alternate between the convolution timed alone above and one its context has
@@ -1495,7 +1495,7 @@ TEST(GpuRuntime, TheStageBoundaryIsMeasuredOnceAndIsAFewMicrosecondsAtMost) {
   SKIP_WITHOUT_GPU();
   auto context = Context::create(ContextOptions{});
   ASSERT_TRUE(context) << context.status().to_string();
-  auto first = (*context)->timing_lane()->stage_boundary();
+  auto first = (*context)->timing_stream()->stage_boundary();
   ASSERT_TRUE(first) << first.status().to_string();
   std::printf("[boundary] %.3f us a replay of the lead's graph, %.3f us an event\n", first->graph_ms * 1e3,
               first->event_ms * 1e3);
@@ -1503,7 +1503,7 @@ TEST(GpuRuntime, TheStageBoundaryIsMeasuredOnceAndIsAFewMicrosecondsAtMost) {
   EXPECT_LT(first->graph_ms, 0.01);
   EXPECT_GE(first->event_ms, 0.0);
   EXPECT_LT(first->event_ms, 0.01);
-  auto again = (*context)->timing_lane()->stage_boundary();
+  auto again = (*context)->timing_stream()->stage_boundary();
   ASSERT_TRUE(again);
   EXPECT_EQ(again->graph_ms, first->graph_ms);
   EXPECT_EQ(again->event_ms, first->event_ms);
@@ -1530,7 +1530,7 @@ TEST(GpuRuntime, ColdTimingsEvictWeightsAndColdWeightsKeepsActivationsInTheL2) {
   std::printf("[l2] weights-bound linear: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", lin[0], lin[1], lin[2]);
   std::printf("[l2] activation-bound pool: warm %.4f, cold-l2 %.4f, cold-weights %.4f ms\n", act[0], act[1], act[2]);
   // H100: 4.6-7.4 %, since a span of one replay (cold) loses a whole event and a span of two (warm) half of
-  // one each (TimingLane::Boundary).
+  // one each (TimingStream::Boundary).
   EXPECT_GT(lin[1], 1.03 * lin[0]);
   EXPECT_GT(lin[2], 1.03 * lin[0]);
   EXPECT_LT(act[2], act[1]);

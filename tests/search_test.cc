@@ -386,22 +386,23 @@ TEST(PartSearch, WithNoMorePartsThanWorkersThePartsGoOneToEachGpuBeforeAnyGpuGet
   auto alone = optimize(*g, OptimizeOptions{}, table);
   ASSERT_TRUE(alone);
   const size_t parts = alone->parts - alone->parts_reused;
-  class OnLane : public TableCostModel {
+  class OnDevice : public TableCostModel {
    public:
-    explicit OnLane(std::string lane) : TableCostModel(signature_latency), lane_(std::move(lane)) {}
-    std::string lane() const override { return lane_; }
+    explicit OnDevice(std::string device) : TableCostModel(signature_latency), device_(std::move(device)) {}
+    std::string timing_device() const override { return device_; }
     Expected<double> stage_latency_ms(const ir::Graph& graph, const Stage& st, int batch) override {
       std::this_thread::sleep_for(std::chrono::microseconds(200));  // a part takes long enough to be seen
       return TableCostModel::stage_latency_ms(graph, st, batch);
     }
 
    private:
-    std::string lane_;
+    std::string device_;
   };
   // As many workers as parts: the first half on GPU 0, the second on GPU 1.
   const size_t workers = parts + parts % 2;
-  std::vector<std::unique_ptr<OnLane>> inner;
-  for (size_t w = 0; w < workers; ++w) inner.push_back(std::make_unique<OnLane>(w < workers / 2 ? "cuda:0" : "cuda:1"));
+  std::vector<std::unique_ptr<OnDevice>> inner;
+  for (size_t w = 0; w < workers; ++w)
+    inner.push_back(std::make_unique<OnDevice>(w < workers / 2 ? "cuda:0" : "cuda:1"));
   StageCache cache(*inner[0], "t");
   std::vector<std::unique_ptr<CostModel>> views;
   OptimizeOptions o;
@@ -414,7 +415,7 @@ TEST(PartSearch, WithNoMorePartsThanWorkersThePartsGoOneToEachGpuBeforeAnyGpuGet
   std::vector<PartTiming> by_size = r->timeline;  // the search's order: largest first, then search order
   std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.ops > b.ops; });
   ASSERT_GE(by_size.size(), 2u);
-  // The lanes' first workers, 0 and workers / 2, take the two largest.
+  // The devices' first workers, 0 and workers / 2, take the two largest.
   EXPECT_EQ(std::set<size_t>({by_size[0].worker, by_size[1].worker}), std::set<size_t>({0, workers / 2}))
       << "the two largest parts: workers " << by_size[0].worker << " and " << by_size[1].worker;
 }
@@ -971,14 +972,14 @@ class GatedModel : public CostModel {
     for (const Stage& st : stages) out.push_back(signature_latency(g, st));
     return out;
   }
-  std::string lane() const override { return lane_name; }
+  std::string timing_device() const override { return device_name; }
   bool asked_within(std::chrono::seconds limit) {
     std::unique_lock<std::mutex> lock(mutex_);
     return asked_cv_.wait_for(lock, limit, [&] { return asked_; });
   }
   GatedModel* wait_for = nullptr;
   bool fails = false;
-  std::string lane_name;
+  std::string device_name;
   std::vector<Stage> timed;
   std::vector<size_t> pieces;
 
@@ -1062,7 +1063,7 @@ TEST(IdleWorkers, PiecesShrinkAsFewerStagesAreLeftDownToTheLeastPiece) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
   GatedModel busy, first, second;
-  first.lane_name = "cuda:1", second.lane_name = "cuda:2";
+  first.device_name = "cuda:1", second.device_name = "cuda:2";
   busy.wait_for = first.wait_for = &second;  // each helper takes a piece before the asker's first comes back
   IdleWorkers pool;
   CostModel& asker = pool.add(busy);
@@ -1102,8 +1103,8 @@ TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
   GatedModel busy, sibling, other_gpu;
-  busy.lane_name = sibling.lane_name = "cuda:0";
-  other_gpu.lane_name = "cuda:1";
+  busy.device_name = sibling.device_name = "cuda:0";
+  other_gpu.device_name = "cuda:1";
   busy.wait_for = &other_gpu;
   IdleWorkers pool;
   CostModel& asker = pool.add(busy);
@@ -1126,7 +1127,7 @@ TEST(IdleWorkers, ASiblingOutOfPartsHelpsWithLargeRequestsOnly) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
   GatedModel busy, sibling;
-  busy.lane_name = sibling.lane_name = "cuda:0";
+  busy.device_name = sibling.device_name = "cuda:0";
   IdleWorkers pool;
   CostModel& asker = pool.add(busy);
   pool.add(sibling);
@@ -1148,8 +1149,8 @@ TEST(IdleWorkers, ASiblingOutOfPartsHelpsWithLargeRequestsOnly) {
 
 TEST(IdleWorkers, WorkersHelpOnlyOnceEveryWorkerOfTheirGpuIsOutOfParts) {
   GatedModel busy, helper, still_searching;
-  busy.lane_name = "cuda:0";
-  helper.lane_name = still_searching.lane_name = "cuda:1";
+  busy.device_name = "cuda:0";
+  helper.device_name = still_searching.device_name = "cuda:1";
   IdleWorkers pool;
   CostModel& asker = pool.add(busy);
   pool.add(helper);

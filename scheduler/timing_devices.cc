@@ -1,4 +1,4 @@
-#include "scheduler/lanes.h"
+#include "scheduler/timing_devices.h"
 
 #include <algorithm>
 #include <functional>
@@ -9,12 +9,12 @@
 
 namespace ios::sched {
 
-std::vector<CostModel*> one_per_lane(const std::vector<CostModel*>& models) {
+std::vector<CostModel*> one_per_device(const std::vector<CostModel*>& models) {
   std::vector<CostModel*> out;
   std::set<std::string> seen;
   for (CostModel* m : models) {
-    const std::string lane = m->lane();
-    if (lane.empty() || seen.insert(lane).second) out.push_back(m);
+    const std::string device = m->timing_device();
+    if (device.empty() || seen.insert(device).second) out.push_back(m);
   }
   return out;
 }
@@ -41,15 +41,15 @@ void on_threads(size_t n, const std::function<void(size_t)>& answer) {
   for (std::thread& t : others) t.join();
 }
 
-// Lane k's answer to a request of `asked` items, or the first failed or short answer's error.
+// Device k's answer to a request of `asked` items, or the first failed or short answer's error.
 Expected<std::vector<std::vector<double>>> answers_of(
-    const std::vector<CostModel*>& lanes, std::vector<std::optional<Expected<std::vector<double>>>>& answers,
+    const std::vector<CostModel*>& devices, std::vector<std::optional<Expected<std::vector<double>>>>& answers,
     const std::vector<size_t>& asked, const std::string& what) {
   std::vector<std::vector<double>> out;
   for (size_t k = 0; k < answers.size(); ++k) {
     if (!*answers[k]) return answers[k]->status();
     RETURN_ERROR_IF((*answers[k])->size() != asked[k], ErrorCode::kRuntimeError,
-                    lanes[k]->name() + " cost model answered " + std::to_string((*answers[k])->size()) +
+                    devices[k]->name() + " cost model answered " + std::to_string((*answers[k])->size()) +
                         " latencies for " + std::to_string(asked[k]) + " " + what);
     out.push_back(std::move(**answers[k]));
   }
@@ -58,29 +58,29 @@ Expected<std::vector<std::vector<double>>> answers_of(
 
 }  // namespace
 
-Expected<std::vector<double>> spread_segment_latencies(const ir::Graph& g, const std::vector<CostModel*>& lanes,
+Expected<std::vector<double>> spread_segment_latencies(const ir::Graph& g, const std::vector<CostModel*>& devices,
                                                        const std::vector<std::vector<Stage>>& segments, int batch) {
-  const std::vector<Chunk> chunks = chunks_of(segments.size(), lanes.size());
+  const std::vector<Chunk> chunks = chunks_of(segments.size(), devices.size());
   std::vector<std::optional<Expected<std::vector<double>>>> answers(chunks.size());
   std::vector<size_t> asked;
   for (const Chunk& c : chunks) asked.push_back(c.size());
   on_threads(chunks.size(), [&](size_t k) {
     const std::vector<std::vector<Stage>> some(segments.begin() + std::ptrdiff_t(chunks[k].begin),
                                                segments.begin() + std::ptrdiff_t(chunks[k].end));
-    answers[k].emplace(lanes[k]->segment_latencies_ms(g, some, batch));
+    answers[k].emplace(devices[k]->segment_latencies_ms(g, some, batch));
   });
-  ASSIGN_OR_RETURN(std::vector<std::vector<double>> by_lane, answers_of(lanes, answers, asked, "segments"));
+  ASSIGN_OR_RETURN(std::vector<std::vector<double>> by_device, answers_of(devices, answers, asked, "segments"));
   std::vector<double> out;
-  for (const std::vector<double>& ms : by_lane) out.insert(out.end(), ms.begin(), ms.end());
+  for (const std::vector<double>& ms : by_device) out.insert(out.end(), ms.begin(), ms.end());
   return out;
 }
 
 Expected<std::vector<double>> spread_network_latencies(const ir::Graph& g, const Schedule& s,
-                                                       const std::vector<CostModel*>& lanes,
+                                                       const std::vector<CostModel*>& devices,
                                                        const std::vector<std::vector<int>>& sets, int batch) {
   if (sets.empty()) return std::vector<double>{};
-  std::vector<std::vector<std::vector<int>>> requests;  // by lane: sets[0], then its chunk of the others
-  for (const Chunk& c : chunks_of(sets.size() - 1, lanes.size())) {
+  std::vector<std::vector<std::vector<int>>> requests;  // by device: sets[0], then its chunk of the others
+  for (const Chunk& c : chunks_of(sets.size() - 1, devices.size())) {
     requests.push_back({sets[0]});
     requests.back().insert(requests.back().end(), sets.begin() + std::ptrdiff_t(1 + c.begin),
                            sets.begin() + std::ptrdiff_t(1 + c.end));
@@ -90,11 +90,11 @@ Expected<std::vector<double>> spread_network_latencies(const ir::Graph& g, const
   std::vector<size_t> asked;
   for (const auto& r : requests) asked.push_back(r.size());
   on_threads(requests.size(),
-             [&](size_t k) { answers[k].emplace(lanes[k]->network_latencies_ms(g, s, requests[k], batch)); });
-  ASSIGN_OR_RETURN(std::vector<std::vector<double>> by_lane, answers_of(lanes, answers, asked, "barrier sets"));
-  const double reference = by_lane[0][0];
+             [&](size_t k) { answers[k].emplace(devices[k]->network_latencies_ms(g, s, requests[k], batch)); });
+  ASSIGN_OR_RETURN(std::vector<std::vector<double>> by_device, answers_of(devices, answers, asked, "barrier sets"));
+  const double reference = by_device[0][0];
   std::vector<double> out{reference};
-  for (const std::vector<double>& ms : by_lane) {
+  for (const std::vector<double>& ms : by_device) {
     const double scale = ms[0] > 0 ? reference / ms[0] : 1.0;
     for (size_t i = 1; i < ms.size(); ++i) out.push_back(ms[i] * scale);
   }
