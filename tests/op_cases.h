@@ -1,6 +1,6 @@
 // Generated GPU test cases, one small graph per op kind x attribute variant and per activation (alone and fused
 // into a convolution), in the style of ggml's test-backend-ops. Shapes are odd on purpose: 6 input channels
-// (not a multiple of 8) and 7 x 9 pixels. The GPU test (tests/runtime_test.cc, `GpuOp`) runs each case in
+// (not a multiple of 8) and 7 x 9 pixels. The GPU test (tests/gpu_ops_test.cc, `GpuOp`) runs each case in
 // every precision and layout at batch 1 and 3, named so one can be filtered:
 //   ios_gpu_tests --gtest_filter='Ops/GpuOp.*/Hardswish*fp16*'
 // The CPU test (tests/ops_test.cc, `OpCases`) fails where an op kind or activation has no case.
