@@ -1,7 +1,8 @@
 // Small golden graphs shared by the tests: a diamond, an Inception-style block, a fire module, merged
-// concatenation terms and a dense block.
+// concatenation terms, a dense block and the Opara paper's worked example.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "ir/builder.h"
@@ -68,6 +69,28 @@ inline ir::Graph dense_block(int layers = 4, int growth = 8, int channels = 8, i
   std::vector<ir::Value> features = {g.conv(g.input(), ir::Conv(channels).kernel(3).pad(1))};
   for (int i = 0; i < layers; ++i) features.push_back(g.conv(ir::cat(features), ir::Conv(growth).kernel(3).pad(1)));
   g.end_block(g.conv(ir::cat(features), ir::Conv(channels)));
+  return *g.build();
+}
+
+// The worked example of the Opara paper's appendix (opara.md §2), node 1 being the input.
+inline ir::Graph opara_example() {
+  ir::GraphBuilder g("opara_example", {4, 4, 4});
+  g.begin_block();
+  std::map<int, ir::Value> v;
+  v[1] = g.input();
+  v[2] = g.relu(v[1]);
+  v[3] = g.relu(v[1]);
+  v[4] = g.relu(v[1]);
+  v[5] = g.relu(v[2]);
+  v[6] = g.relu(v[3]);
+  v[7] = g.relu(v[5]);
+  v[8] = g.identity(ir::add({v[6], v[4]}));
+  v[9] = g.relu(v[7]);
+  v[10] = g.relu(v[7]);
+  v[11] = g.relu(v[8]);
+  v[12] = g.relu(v[8]);
+  v[13] = g.identity(ir::add({v[9], v[10], v[11], v[12]}));
+  g.end_block(v[13]);
   return *g.build();
 }
 
