@@ -155,6 +155,27 @@ inline int count_kind(const ir::Graph& g, ir::OpKind kind) {
   return n;
 }
 
+// Direct 2-D convolution of one sample (NCHW), written out loop by loop as the definition reads.
+inline std::vector<float> direct_conv(const std::vector<float>& x, int c, int h, int w, const std::vector<float>& wt,
+                                      int o, int k, int pad, int stride, const std::vector<float>& bias) {
+  const int oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  std::vector<float> y(size_t(o * oh * ow));
+  for (int co = 0; co < o; ++co)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox) {
+        double acc = bias.empty() ? 0 : bias[size_t(co)];
+        for (int ci = 0; ci < c; ++ci)
+          for (int ky = 0; ky < k; ++ky)
+            for (int kx = 0; kx < k; ++kx) {
+              const int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              acc += double(x[size_t((ci * h + iy) * w + ix)]) * wt[size_t(((co * c + ci) * k + ky) * k + kx)];
+            }
+        y[size_t((co * oh + oy) * ow + ox)] = float(acc);
+      }
+  return y;
+}
+
 class OnnxFiles : public ::testing::Test {
  protected:
   std::filesystem::path dir_ =
