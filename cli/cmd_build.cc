@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "cli/session.h"
+#include "cli/search_setup.h"
 #ifdef IOS_WITH_RUNTIME
 #include "runtime/context.h"
 #include "runtime/device.h"

@@ -63,7 +63,7 @@ class ProgressLine {
 };
 
 #ifdef IOS_WITH_RUNTIME
-// Further DP workers: --workers-per-gpu on every GPU of --devices, the session's model being the first
+// Further DP workers: --workers-per-gpu on every GPU of --devices, the setup's model being the first
 // device's first worker. Each has a measured cost model behind its own view of the shared stage cache,
 // on a context of its own: a new one per further GPU, a sibling of that GPU's first (shared kernel
 // choices and timing stream) for further workers on one GPU.
@@ -71,22 +71,22 @@ struct ExtraWorkers {
   std::vector<std::shared_ptr<ios::rt::Context>> contexts;
   std::vector<std::unique_ptr<ios::sched::CostModel>> models, views;
 
-  Status add(OptimizeArgs& a, const ios::rt::MeasuredCostModel& first_model, Session& session,
+  Status add(OptimizeArgs& a, const ios::rt::MeasuredCostModel& first_model, SearchSetup& setup,
              ios::sched::StageCache& cache, ios::sched::IdleWorkers& idle) {
     auto devices = ios::rt::select_devices(a.devices);
     if (!devices) return devices.status();
-    auto first = session.context();
+    auto first = setup.context();
     if (!first) return first.status();
     RETURN_ERROR_IF((*first)->device() != (*devices)[0], ios::ErrorCode::kInvalidArgument,
                     "--devices must list the current device (" + std::to_string((*first)->device()) + ") first");
-    ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ios::rt::Context>> others, other_devices(a, session, *devices));
+    ASSIGN_OR_RETURN(std::vector<std::shared_ptr<ios::rt::Context>> others, other_devices(a, setup, *devices));
     for (size_t i = 0; i < devices->size(); ++i) {
       std::shared_ptr<ios::rt::Context> device_first = i == 0 ? *first : others[i - 1];
-      if (i > 0) add_worker(device_first, first_model, a, session, cache, idle);
+      if (i > 0) add_worker(device_first, first_model, a, setup, cache, idle);
       for (int w = 1; w < a.workers_per_gpu.value_or(OptimizeArgs::kDefaultWorkersPerGpu); ++w) {
         auto sibling = device_first->sibling();
         if (!sibling) return sibling.status().with_context("device " + std::to_string((*devices)[i]));
-        add_worker(*sibling, first_model, a, session, cache, idle);
+        add_worker(*sibling, first_model, a, setup, cache, idle);
       }
     }
     CHECK_CUDA(cudaSetDevice((*devices)[0]));
@@ -98,7 +98,7 @@ struct ExtraWorkers {
   // A context on each device after the first, made side by side: made one after another, three of them
   // added 0.3-0.4 s more to a search's wall time (4 x H200).
   static Expected<std::vector<std::shared_ptr<ios::rt::Context>>> other_devices(const OptimizeArgs& a,
-                                                                                const Session& session,
+                                                                                const SearchSetup& setup,
                                                                                 const std::vector<int>& devices) {
     std::vector<std::optional<Expected<std::shared_ptr<ios::rt::Context>>>> made(devices.size());
     std::vector<std::thread> threads;
@@ -107,7 +107,7 @@ struct ExtraWorkers {
         const cudaError_t set = cudaSetDevice(devices[i]);
         made[i].emplace(set != cudaSuccess
                             ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
-                            : ios::engine::make_gpu_context(session.config, a.conv_engine, a.kernel_cache, a.verbose));
+                            : ios::engine::make_gpu_context(setup.config, a.conv_engine, a.kernel_cache, a.verbose));
       });
     for (std::thread& t : threads) t.join();
     CHECK_CUDA(cudaSetDevice(devices[0]));
@@ -120,9 +120,9 @@ struct ExtraWorkers {
   }
 
   void add_worker(std::shared_ptr<ios::rt::Context> ctx, const ios::rt::MeasuredCostModel& first_model, OptimizeArgs& a,
-                  Session& session, ios::sched::StageCache& cache, ios::sched::IdleWorkers& idle) {
+                  SearchSetup& setup, ios::sched::StageCache& cache, ios::sched::IdleWorkers& idle) {
     ios::rt::MeasuredCostModel::Params params;
-    params.config = session.config;
+    params.config = setup.config;
     params.rule = a.timing_rule();
     contexts.push_back(ctx);
     models.push_back(std::make_unique<ios::rt::MeasuredCostModel>(first_model, params, std::move(ctx)));
@@ -146,14 +146,14 @@ int cmd_optimize(OptimizeArgs& a) {
                            "--concat-writes auto times both ways of writing concatenations as a schedule is run: "
                            "ios run only; ios optimize takes in-place or conv-copy"));
   a.options.policy = *policy;
-  auto session = make_session(a);
-  if (!session) return fail(session.status());
+  auto setup = make_search_setup(a);
+  if (!setup) return fail(setup.status());
 #ifdef IOS_WITH_RUNTIME
   if (a.cost_model == "measured" || (a.cost_model == "auto" && ios::rt::gpu_available()))
-    if (Status s = session->compile_ahead_on_tuning(*g); !s) return fail(s);
+    if (Status s = setup->compile_ahead_on_tuning(*g); !s) return fail(s);
 #endif
-  auto model = ios::engine::make_cost_model(*g, a.cost_model, session->config, a.timing_rule(),
-                                            [&] { return session->context(); });
+  auto model =
+      ios::engine::make_cost_model(*g, a.cost_model, setup->config, a.timing_rule(), [&] { return setup->context(); });
   if (!model) return fail(model.status());
   if ((a.devices != "0" || a.workers_per_gpu.value_or(1) != 1) && !((*model)->name() == "measured" && is_dp(*policy)))
     return fail(ios::error(ios::ErrorCode::kInvalidArgument,
@@ -169,14 +169,13 @@ int cmd_optimize(OptimizeArgs& a) {
                            "--stage-marginals times stages in the network on the GPU: it needs --cost-model measured "
                            "(this run: " +
                                (*model)->name() + ")"));
-  std::string cache_key =
-      (*model)->name() + "|" + session->config.plan_key() + "|" + ios::sched::StageCache::kKeyFormat;
+  std::string cache_key = (*model)->name() + "|" + setup->config.plan_key() + "|" + ios::sched::StageCache::kKeyFormat;
 #ifdef IOS_WITH_RUNTIME
   if ((*model)->name() == "measured")
     cache_key += "|" + ios::rt::device_description() + "|" + ios::rt::library_versions() + a.timing_rule().cache_tag() +
                  "|" + ios::rt::MeasuredCostModel::kFigureFormat;
 #endif
-  if (Status s = attach_opara_profile(*g, a, *session); !s) return fail(s);
+  if (Status s = attach_opara_profile(*g, a, *setup); !s) return fail(s);
   // Every worker's measuring model, pooled so that workers out of parts time stages for the others; it
   // outlives the cache and the views that measure through it.
   ios::sched::IdleWorkers idle_workers;
@@ -185,7 +184,7 @@ int cmd_optimize(OptimizeArgs& a) {
   const auto* measured = dynamic_cast<const ios::rt::MeasuredCostModel*>(model->get());
   ExtraWorkers extra;
   if (measured && is_dp(*policy))
-    if (Status s = extra.add(a, *measured, *session, cache, idle_workers); !s) return fail(s);
+    if (Status s = extra.add(a, *measured, *setup, cache, idle_workers); !s) return fail(s);
 #endif
   if (!a.stage_cache.empty())
     if (Status s = cache.load(a.stage_cache); !s) return fail(s);
@@ -197,8 +196,8 @@ int cmd_optimize(OptimizeArgs& a) {
   progress.stop();
   if (!result) return fail(result.status());
   auto& sched = result->schedule;
-  sched.meta.precision = session->config.precision();
-  sched.meta.layout = ios::layout_name(session->config.layout);
+  sched.meta.precision = setup->config.precision();
+  sched.meta.layout = ios::layout_name(setup->config.layout);
 #ifdef IOS_WITH_RUNTIME
   if (cache.name() == "measured") {
     sched.meta.device = ios::rt::device_description();
@@ -208,7 +207,7 @@ int cmd_optimize(OptimizeArgs& a) {
   auto plan = ios::sched::compile_plan(*g, sched);
   if (!plan) return fail(plan.status());
   ios::sched::MemoryOptions memory_options;
-  memory_options.config = session->config;
+  memory_options.config = setup->config;
   auto memory = ios::sched::plan_memory(*g, *plan, memory_options);
   if (!memory) return fail(memory.status());
   ios::sched::CalibrationTime calibration;
@@ -222,10 +221,10 @@ int cmd_optimize(OptimizeArgs& a) {
   for (const auto& m : extra.models) more_models.push_back(m.get());
   report_stage_timing(**model, more_models, a.options.batch, a.report);
   if (measured && a.measure_schedule && !sched.is_stream_level())
-    if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *session, a, a.report); !s) return fail(s);
+    if (Status s = report_fidelity(*g, *measured->weights(), sched, *plan, *setup, a, a.report); !s) return fail(s);
   if (a.stage_marginals) {
-    if (Status s = report_stage_marginals(*g, *measured->weights(), sched, cache, *session, a.options.batch, a.quiet,
-                                          a.report);
+    if (Status s =
+            report_stage_marginals(*g, *measured->weights(), sched, cache, *setup, a.options.batch, a.quiet, a.report);
         !s)
       return fail(s);
   }

@@ -289,14 +289,14 @@ int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard, const std
     return fail(ios::error(ios::ErrorCode::kInvalidArgument, "--shard must be k/n, got '" + shard + "'"));
   Expected<Graph> g = a.src.load();
   if (!g) return fail(g.status());
-  auto session = make_session(a);
-  if (!session) return fail(session.status());
+  auto setup = make_search_setup(a);
+  if (!setup) return fail(setup.status());
   auto engine = ios::rt::parse_conv_engine(a.conv_engine);
   if (!engine) return fail(engine.status());
   ios::rt::ContextOptions co;
   co.conv_engine = *engine;
   co.kernel_cache_path = a.kernel_cache == "none" ? "" : a.kernel_cache;
-  auto compiled = ios::rt::compile_shard(*g, session->config, co, k, n, plans_dir);
+  auto compiled = ios::rt::compile_shard(*g, setup->config, co, k, n, plans_dir);
   if (!compiled) return fail(compiled.status());
   std::printf("compiled %d plans (shard %d/%d)\n", *compiled, k, n);
   return 0;

@@ -251,12 +251,12 @@ void report_stage_timing(const ios::sched::CostModel& model, const std::vector<c
   report.json["kernel_tuning"] = tuning_json(kernels);
 }
 
-// Executors of the whole network on the session's context, whose kernels the search tuned.
-Expected<ios::rt::ExecutorOptions> network_options(Session& session) {
-  auto context = session.context();
+// Executors of the whole network on the setup's context, whose kernels the search tuned.
+Expected<ios::rt::ExecutorOptions> network_options(SearchSetup& setup) {
+  auto context = setup.context();
   if (!context) return context.status();
   ios::rt::ExecutorOptions options;
-  options.config = session.config;
+  options.config = setup.config;
   options.context = *context;
   return options;
 }
@@ -279,8 +279,9 @@ Expected<ios::rt::Timing> end_to_end(const Graph& g, const ios::ir::Weights& wei
 // Fidelity: the chosen schedule run end to end beside the cost model's prediction (the sum of its stages).
 // `weights` are the measured cost model's (seeded: timing does not depend on values).
 Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
-                       const ios::sched::ExecutionPlan& plan, Session& session, const OptimizeArgs& a, Report& report) {
-  ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(session));
+                       const ios::sched::ExecutionPlan& plan, SearchSetup& setup, const OptimizeArgs& a,
+                       Report& report) {
+  ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(setup));
   ASSIGN_OR_RETURN(ios::rt::Timing t, end_to_end(g, weights, plan, options, a));
   const std::string prefetching = a.prefetch_weights == "off" ? "" : ", prefetching weights " + a.prefetch_weights;
   const double predicted = sched.meta.latency_ms, ratio = t.median_ms / predicted;
@@ -312,8 +313,9 @@ Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const io
 // alone), and the sums: where the prediction and the network part, stage by stage, without a tracer's
 // overhead (CUPTI added 7-18 % at fp32 and tf32).
 Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
-                              ios::sched::CostModel& figures, Session& session, int batch, bool quiet, Report& report) {
-  ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(session));
+                              ios::sched::CostModel& figures, SearchSetup& setup, int batch, bool quiet,
+                              Report& report) {
+  ASSIGN_OR_RETURN(const ios::rt::ExecutorOptions options, network_options(setup));
   const std::vector<ios::sched::Stage> stages = ios::sched::all_stages(sched);
   ios::rt::MarginalOptions marginal;
   if (!quiet)

@@ -3,7 +3,7 @@
 // Internal to cli/.
 #pragma once
 
-#include "cli/session.h"
+#include "cli/search_setup.h"
 #include "scheduler/memory_plan.h"
 #include "scheduler/plan.h"
 #ifdef IOS_WITH_RUNTIME
@@ -25,9 +25,11 @@ nlohmann::json tuning_json(const ios::rt::KernelStats& k);
 void report_stage_timing(const ios::sched::CostModel& model, const std::vector<const ios::sched::CostModel*>& more,
                          int batch, Report& report);
 Status report_fidelity(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
-                       const ios::sched::ExecutionPlan& plan, Session& session, const OptimizeArgs& a, Report& report);
+                       const ios::sched::ExecutionPlan& plan, SearchSetup& setup, const OptimizeArgs& a,
+                       Report& report);
 Status report_stage_marginals(const Graph& g, const ios::ir::Weights& weights, const ios::sched::Schedule& sched,
-                              ios::sched::CostModel& figures, Session& session, int batch, bool quiet, Report& report);
+                              ios::sched::CostModel& figures, SearchSetup& setup, int batch, bool quiet,
+                              Report& report);
 #endif
 
 }  // namespace ios::cli

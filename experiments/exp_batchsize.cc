@@ -14,27 +14,27 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     ASSIGN_OR_RETURN(std::vector<int> batch_sizes, exp::parse_positive_list(batches, "--batches"));
     const auto env = exp::environment(argc, argv);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model));
+    ASSIGN_OR_RETURN(auto bench, exp::Bench::create(args));
+    ASSIGN_OR_RETURN(const ir::Graph* g, bench->model(model));
     exp::Table table({"model", "policy", "batch", "search_s", "latency_ms", "throughput_img_s", "speedup_vs_sequential",
                       "peak_activation_mib", "rel_l2_error", "cost_model"});
-    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
+    table.add_constant_columns(exp::Bench::config_column_names(), bench->config_columns());
     for (const int batch : batch_sizes) {
       std::vector<exp::Scheduled> scheduled;
       std::vector<std::string> names;
       for (const std::string& opt : exp::split_list(opt_list)) {
         ASSIGN_OR_RETURN(sched::Policy policy, sched::parse_policy(opt));
-        ASSIGN_OR_RETURN(exp::Scheduled s, session->optimize(*g, policy, batch));
+        ASSIGN_OR_RETURN(exp::Scheduled s, bench->optimize(*g, policy, batch));
         scheduled.push_back(std::move(s));
         names.push_back(sched::policy_display_name(policy));
       }
       std::vector<const sched::Schedule*> schedules;
       for (const auto& s : scheduled) schedules.push_back(&s.schedule);
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch));
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, bench->measure(*g, schedules, batch));
       for (size_t i = 0; i < m.size(); ++i) {
         std::printf("%s\n", exp::ios_log_line(model, names[i], batch, scheduled[i].search_s, m[i].median_ms).c_str());
         table.add({model, names[i], batch, scheduled[i].search_s, m[i].median_ms, 1000.0 * batch / m[i].median_ms,
-                   m[0].median_ms / m[i].median_ms, m[i].peak_mib, m[i].error, session->cost_model_name()});
+                   m[0].median_ms / m[i].median_ms, m[i].peak_mib, m[i].error, bench->cost_model_name()});
       }
       std::fflush(stdout);
       RETURN_IF_ERROR(table.write(args.out_dir, "batchsize", env));

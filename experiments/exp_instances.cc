@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model_name));
+    ASSIGN_OR_RETURN(auto bench, exp::Bench::create(args));
+    ASSIGN_OR_RETURN(const ir::Graph* g, bench->model(model_name));
     ASSIGN_OR_RETURN(sched::Schedule own, sched::load_schedule_for(*g, schedule_file));
     RETURN_ERROR_IF(own.is_stream_level(), ErrorCode::kInvalidArgument,
                     "--schedule: a staged schedule is needed (stream-level schedules have no stages)");
@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
         modes.push_back(variant.second);
         names.push_back(name);
       }
-    ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, 1, modes));
+    ASSIGN_OR_RETURN(std::vector<exp::Measured> m, bench->measure(*g, schedules, 1, modes));
     exp::Table table({"model", "variant", "copy", "latency_ms", "min_ms", "p90_ms", "rel_l2_error"});
-    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
+    table.add_constant_columns(exp::Bench::config_column_names(), bench->config_columns());
     for (size_t i = 0; i < m.size(); ++i) {
       std::printf("%-24s copy %zu: %.4f ms (min %.4f, p90 %.4f)\n", names[i].c_str(), i / variants.size(),
                   m[i].median_ms, m[i].min_ms, m[i].p90_ms);

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     if (search_prefetch_ahead < 0)
       for (const ExecVariant& v : exec_modes) search_prefetch_ahead = std::max(search_prefetch_ahead, v.prefetch_ahead);
     args.stage_timing.prefetch_ahead = std::max(search_prefetch_ahead, 0);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
+    ASSIGN_OR_RETURN(auto bench, exp::Bench::create(args));
     exp::Table table({"model",
                       "policy",
                       "exec",
@@ -75,9 +75,9 @@ int main(int argc, char** argv) {
                       "no_reuse_mib",
                       "rel_l2_error",
                       "cost_model"});
-    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
+    table.add_constant_columns(exp::Bench::config_column_names(), bench->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
-      ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
+      ASSIGN_OR_RETURN(const ir::Graph* g, bench->model(name));
       // IOS-Both searches first, from an empty stage cache, so its search time is the full cost; the
       // other DP policies then reuse the stages it timed (their stages_costed column says how many
       // they added).
@@ -93,15 +93,15 @@ int main(int argc, char** argv) {
       std::vector<exp::Scheduled> scheduled(policies.size());
       std::vector<std::string> names(policies.size());
       for (size_t i : order) {
-        ASSIGN_OR_RETURN(scheduled[i], session->optimize(*g, policies[i], batch));
+        ASSIGN_OR_RETURN(scheduled[i], bench->optimize(*g, policies[i], batch));
         names[i] = sched::policy_display_name(policies[i]);
         std::fprintf(stderr, "[%s] %s searched in %.1f s (%lld stages costed)\n", name.c_str(), names[i].c_str(),
                      scheduled[i].search_s, scheduled[i].stages_costed);
         for (const std::string& note : scheduled[i].schedule.meta.notes)
           std::fprintf(stderr, "[%s] %s: %s\n", name.c_str(), names[i].c_str(), note.c_str());
       }
-      ASSIGN_OR_RETURN(double bound, session->critical_path_ms(*g, batch));
-      ASSIGN_OR_RETURN(double search_path, session->critical_path_ms(*g, batch, true));
+      ASSIGN_OR_RETURN(double bound, bench->critical_path_ms(*g, batch));
+      ASSIGN_OR_RETURN(double search_path, bench->critical_path_ms(*g, batch, true));
       // Every schedule in every mode, one executor each, timed interleaved.
       std::vector<const sched::Schedule*> schedules;
       std::vector<sched::ExecMode> modes;
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
           mode_names.push_back(v.name);
           policy_of.push_back(i);
         }
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, schedules, batch, modes, prefetch_ahead));
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, bench->measure(*g, schedules, batch, modes, prefetch_ahead));
       double sequential = 0;  // staged sequential when measured (the IOS baseline), else the first mode's
       for (size_t v = m.size(); v-- > 0;)
         if (names[policy_of[v]] == "Sequential" && (sequential == 0 || modes[v] == sched::ExecMode::kStaged))
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
                    m[v].peak_mib,
                    m[v].no_reuse_mib,
                    m[v].error,
-                   session->cost_model_name()});
+                   bench->cost_model_name()});
       }
       std::printf(
           "Critical-path bound (%s, per-op latencies alone, warm): %.3f ms; the same path of the search's per-op "

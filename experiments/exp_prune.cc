@@ -16,30 +16,30 @@ int main(int argc, char** argv) {
     ASSIGN_OR_RETURN(std::vector<int> r_values, exp::parse_positive_list(rs, "--r"));
     ASSIGN_OR_RETURN(std::vector<int> s_values, exp::parse_positive_list(ss, "--s"));
     const auto env = exp::environment(argc, argv);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
+    ASSIGN_OR_RETURN(auto bench, exp::Bench::create(args));
     exp::Table table({"model", "r", "s", "search_s", "stages_costed", "latency_ms", "cost_model"});
-    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
+    table.add_constant_columns(exp::Bench::config_column_names(), bench->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
-      ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
+      ASSIGN_OR_RETURN(const ir::Graph* g, bench->model(name));
       std::vector<exp::Scheduled> scheduled;
       std::vector<std::pair<int, int>> params;
       for (const int r : r_values)
         for (const int s : s_values) {
           params.emplace_back(r, s);
           ASSIGN_OR_RETURN(exp::Scheduled x,
-                           session->optimize(*g, sched::Policy::kDpBoth, 1, params.back().first, params.back().second,
-                                             /*fresh=*/true));
+                           bench->optimize(*g, sched::Policy::kDpBoth, 1, params.back().first, params.back().second,
+                                           /*fresh=*/true));
           scheduled.push_back(std::move(x));
         }
       std::vector<const sched::Schedule*> ptrs;
       for (const auto& s : scheduled) ptrs.push_back(&s.schedule);
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, ptrs, 1));
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, bench->measure(*g, ptrs, 1));
       for (size_t i = 0; i < m.size(); ++i) {
         const std::string opt =
             "IOS-Both(r=" + std::to_string(params[i].first) + ", s=" + std::to_string(params[i].second) + ")";
         std::printf("%s\n", exp::ios_log_line(name, opt, 1, scheduled[i].search_s, m[i].median_ms).c_str());
         table.add({name, params[i].first, params[i].second, scheduled[i].search_s, scheduled[i].stages_costed,
-                   m[i].median_ms, session->cost_model_name()});
+                   m[i].median_ms, bench->cost_model_name()});
       }
       std::fflush(stdout);
       RETURN_IF_ERROR(table.write(args.out_dir, "prune", env));

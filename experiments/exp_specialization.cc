@@ -19,10 +19,10 @@ int main(int argc, char** argv) {
   return exp::run_main([&]() -> Status {
     ASSIGN_OR_RETURN(std::vector<int> bs, exp::parse_positive_list(batches, "--batches"));
     const auto env = exp::environment(argc, argv);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
-    ASSIGN_OR_RETURN(const ir::Graph* g, session->model(model));
+    ASSIGN_OR_RETURN(auto bench, exp::Bench::create(args));
+    ASSIGN_OR_RETURN(const ir::Graph* g, bench->model(model));
     exp::Table table({"model", "optimized_for_batch", "executed_batch", "latency_ms", "schedule_source"});
-    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
+    table.add_constant_columns(exp::Bench::config_column_names(), bench->config_columns());
     std::vector<sched::Schedule> schedules;
     std::vector<std::string> sources;
     for (int b : bs) {
@@ -34,9 +34,9 @@ int main(int argc, char** argv) {
                                       : " (optimised on another device: " + s.meta.device + ")"));
         schedules.push_back(std::move(s));
       } else {
-        ASSIGN_OR_RETURN(exp::Scheduled s, session->optimize(*g, sched::Policy::kDpBoth, b));
+        ASSIGN_OR_RETURN(exp::Scheduled s, bench->optimize(*g, sched::Policy::kDpBoth, b));
         s.schedule.meta.device = rt::device_description();
-        sources.push_back("optimised here (" + session->cost_model_name() + " cost model)");
+        sources.push_back("optimised here (" + bench->cost_model_name() + " cost model)");
         RETURN_IF_ERROR(
             sched::save_schedule(*g, s.schedule, args.out_dir + "/" + model + "_bs" + std::to_string(b) + ".json"));
         schedules.push_back(std::move(s.schedule));
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     for (int e : bs) {
       std::vector<const sched::Schedule*> ptrs;
       for (const auto& s : schedules) ptrs.push_back(&s);
-      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, session->measure(*g, ptrs, e));
+      ASSIGN_OR_RETURN(std::vector<exp::Measured> m, bench->measure(*g, ptrs, e));
       for (size_t i = 0; i < bs.size(); ++i) {
         std::printf("Optimized for BS %d  Execute with BS %d  Latency: %.3f ms\n", bs[i], e, m[i].median_ms);
         table.add({model, bs[i], e, m[i].median_ms, sources[i]});

@@ -20,22 +20,22 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   return exp::run_main([&]() -> Status {
     const auto env = exp::environment(argc, argv);
-    ASSIGN_OR_RETURN(auto session, exp::Session::create(args));
+    ASSIGN_OR_RETURN(auto bench, exp::Bench::create(args));
     ASSIGN_OR_RETURN(auto profiler, rt::KernelProfiler::create());
     exp::Table table({"model", "policy", "latency_ms", "span_us", "busy_us", "busy_fraction", "kernel_us",
                       "mean_concurrency", "max_concurrency", "kernels", "attributed", "trace"});
-    table.add_constant_columns(exp::Session::config_column_names(), session->config_columns());
+    table.add_constant_columns(exp::Bench::config_column_names(), bench->config_columns());
     for (const std::string& name : exp::split_list(model_list)) {
-      ASSIGN_OR_RETURN(const ir::Graph* g, session->model(name));
+      ASSIGN_OR_RETURN(const ir::Graph* g, bench->model(name));
       for (const std::string& opt : exp::split_list(opt_list)) {
         ASSIGN_OR_RETURN(sched::Policy policy, sched::parse_policy(opt));
-        ASSIGN_OR_RETURN(exp::Scheduled s, session->optimize(*g, policy, 1));
+        ASSIGN_OR_RETURN(exp::Scheduled s, bench->optimize(*g, policy, 1));
         ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(*g, s.schedule));
         rt::ExecutorOptions eo;
-        eo.config = session->config(1);
-        eo.context = session->context();
+        eo.config = bench->config(1);
+        eo.context = bench->context();
         eo.observer = profiler.get();
-        ASSIGN_OR_RETURN(auto exec, rt::Executor::create(*g, session->weights(*g), plan, eo));
+        ASSIGN_OR_RETURN(auto exec, rt::Executor::create(*g, bench->weights(*g), plan, eo));
         RETURN_IF_ERROR(exec->set_input(ir::make_input(g->input_shape(), 1, 1)));
         ASSIGN_OR_RETURN(rt::Timing t, exec->time(args.warmup, args.iters));
         ASSIGN_OR_RETURN(std::vector<rt::KernelRecord> records, rt::profile_runs(*exec, *profiler, inferences));

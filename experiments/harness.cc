@@ -132,7 +132,7 @@ Status Table::write(const std::string& dir, const std::string& stem, const nlohm
   return write_text_file(dir + "/" + stem + ".json", nlohmann::json{{"environment", env}, {"rows", rows}}.dump(1));
 }
 
-struct Session::Impl {
+struct Bench::Impl {
   CommonArgs args;
   ExecConfig base;  // batch set per call
   std::shared_ptr<rt::Context> context;
@@ -167,11 +167,11 @@ struct Session::Impl {
   }
 };
 
-Session::Session(std::unique_ptr<Impl> impl, std::string cost_model)
+Bench::Bench(std::unique_ptr<Impl> impl, std::string cost_model)
     : impl_(std::move(impl)), cost_model_(std::move(cost_model)) {}
-Session::~Session() = default;
+Bench::~Bench() = default;
 
-Expected<std::unique_ptr<Session>> Session::create(const CommonArgs& args) {
+Expected<std::unique_ptr<Bench>> Bench::create(const CommonArgs& args) {
   auto impl = std::make_unique<Impl>();
   impl->args = args;
   ASSIGN_OR_RETURN(impl->base, make_exec_config(args.precision, args.layout, 1, args.concat_writes));
@@ -181,23 +181,23 @@ Expected<std::unique_ptr<Session>> Session::create(const CommonArgs& args) {
   std::string kind = args.cost_model == "auto" ? "measured" : args.cost_model;
   RETURN_ERROR_IF(kind != "measured" && kind != "analytic", ErrorCode::kInvalidArgument,
                   "--cost-model must be auto, measured or analytic, got '" + args.cost_model + "'");
-  return std::unique_ptr<Session>(new Session(std::move(impl), kind));
+  return std::unique_ptr<Bench>(new Bench(std::move(impl), kind));
 }
 
-ExecConfig Session::config(int batch) const {
+ExecConfig Bench::config(int batch) const {
   ExecConfig c = impl_->base;
   c.batch = batch;
   return c;
 }
 
-std::vector<nlohmann::json> Session::config_columns() const {
+std::vector<nlohmann::json> Bench::config_columns() const {
   return {impl_->base.precision(), layout_name(impl_->base.layout), impl_->args.conv_engine,
           concat_writes_name(impl_->base.concat_writes)};
 }
 
-const std::shared_ptr<rt::Context>& Session::context() const { return impl_->context; }
+const std::shared_ptr<rt::Context>& Bench::context() const { return impl_->context; }
 
-Expected<const ir::Graph*> Session::model(const std::string& name) {
+Expected<const ir::Graph*> Bench::model(const std::string& name) {
   auto it = impl_->graphs.find(name);
   if (it == impl_->graphs.end()) {
     models::ModelOptions mo;
@@ -209,13 +209,13 @@ Expected<const ir::Graph*> Session::model(const std::string& name) {
   return it->second.get();
 }
 
-const ir::Weights& Session::weights(const ir::Graph& g) {
+const ir::Weights& Bench::weights(const ir::Graph& g) {
   auto it = impl_->weights.find(&g);
   if (it == impl_->weights.end()) it = impl_->weights.emplace(&g, ir::make_weights(g)).first;
   return it->second;
 }
 
-Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, int batch, int r, int s, bool fresh) {
+Expected<Scheduled> Bench::optimize(const ir::Graph& g, sched::Policy policy, int batch, int r, int s, bool fresh) {
   sched::OptimizeOptions o;
   o.policy = policy;
   o.batch = batch;
@@ -248,10 +248,9 @@ Expected<Scheduled> Session::optimize(const ir::Graph& g, sched::Policy policy, 
   return out;
 }
 
-Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
-                                                 const std::vector<const sched::Schedule*>& schedules, int batch,
-                                                 const std::vector<sched::ExecMode>& modes,
-                                                 const std::vector<int>& prefetch_ahead) {
+Expected<std::vector<Measured>> Bench::measure(const ir::Graph& g, const std::vector<const sched::Schedule*>& schedules,
+                                               int batch, const std::vector<sched::ExecMode>& modes,
+                                               const std::vector<int>& prefetch_ahead) {
   RETURN_ERROR_IF(!modes.empty() && modes.size() != schedules.size(), ErrorCode::kInvalidArgument,
                   "measure: one execution mode per schedule");
   RETURN_ERROR_IF(!prefetch_ahead.empty() && prefetch_ahead.size() != schedules.size(), ErrorCode::kInvalidArgument,
@@ -315,7 +314,7 @@ Expected<std::vector<Measured>> Session::measure(const ir::Graph& g,
   return out;
 }
 
-Expected<double> Session::critical_path_ms(const ir::Graph& g, int batch, bool l2_as_in_network) {
+Expected<double> Bench::critical_path_ms(const ir::Graph& g, int batch, bool l2_as_in_network) {
   auto key = std::make_tuple(&g, batch, l2_as_in_network);
   auto it = impl_->bound_models.find(key);
   if (it == impl_->bound_models.end()) {

@@ -72,10 +72,10 @@ struct Measured {
   int graph_edges = -1;  // dataflow CUDA graphs: dependency edges
 };
 
-class Session {
+class Bench {
  public:
-  static Expected<std::unique_ptr<Session>> create(const CommonArgs& args);
-  ~Session();
+  static Expected<std::unique_ptr<Bench>> create(const CommonArgs& args);
+  ~Bench();
 
   Expected<const ir::Graph*> model(const std::string& name);
   const ir::Weights& weights(const ir::Graph& g);
@@ -112,7 +112,7 @@ class Session {
  private:
   std::unique_ptr<Impl> impl_;
   std::string cost_model_;
-  explicit Session(std::unique_ptr<Impl> impl, std::string cost_model);
+  explicit Bench(std::unique_ptr<Impl> impl, std::string cost_model);
 };
 
 std::vector<std::string> split_list(const std::string& csv);

@@ -1,4 +1,4 @@
-#include "cli/session.h"
+#include "cli/search_setup.h"
 
 #include <filesystem>
 
@@ -48,11 +48,11 @@ Status start_compile_ahead_on_tuning(const Graph& g, const OptimizeArgs& args, c
 }
 #endif
 
-Expected<Session> make_session(const OptimizeArgs& a) {
+Expected<SearchSetup> make_search_setup(const OptimizeArgs& a) {
   const std::string writes = a.concat_writes == "auto" ? "in-place" : a.concat_writes;
   auto config = ios::make_exec_config(a.precision, a.layout, a.options.batch, writes);
   if (!config) return config.status();
-  Session s;
+  SearchSetup s;
   s.config = *config;
   s.args = &a;
   return s;
@@ -66,14 +66,14 @@ std::string display_name(const OptimizeArgs& a, ios::sched::Policy p) {
 
 // Opara orders launches by each op's shared memory: measured with CUPTI where there is a GPU (and
 // the cost model is not forced to the analytic one), else estimated (noted in the schedule).
-Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session) {
+Status attach_opara_profile(const Graph& g, OptimizeArgs& a, SearchSetup& setup) {
   if (a.options.policy != ios::sched::Policy::kOpara || a.cost_model == "analytic") return Status::ok();
 #ifdef IOS_WITH_RUNTIME
   if (!ios::rt::gpu_available()) return Status::ok();
-  auto ctx = session.context();
+  auto ctx = setup.context();
   if (!ctx) return ctx.status();
   ios::rt::ExecutorOptions eo;
-  eo.config = session.config;
+  eo.config = setup.config;
   eo.context = *ctx;
   auto profile = ios::rt::measure_resource_profile(g, ios::ir::make_weights(g), eo);
   if (!profile) return profile.status().with_context("Opara's CUPTI profile");

@@ -29,7 +29,7 @@ Status start_compile_ahead_on_tuning(const Graph& g, const OptimizeArgs& args, c
 
 // The run's configuration and, on first use, its GPU context (made once, shared by the measured
 // cost model, Opara's profile and the executor).
-struct Session {
+struct SearchSetup {
   ios::ExecConfig config;
   const OptimizeArgs* args = nullptr;
   std::optional<ContextPtr> context_;
@@ -52,14 +52,14 @@ struct Session {
 };
 
 // `ios run --concat-writes auto` searches (where it searches) with the default and times both at the end.
-Expected<Session> make_session(const OptimizeArgs& a);
+Expected<SearchSetup> make_search_setup(const OptimizeArgs& a);
 
 // The policy's name as IOS prints it, with r and s where they are not IOS's.
 std::string display_name(const OptimizeArgs& a, ios::sched::Policy p);
 
 // Opara orders launches by each op's shared memory: measured with CUPTI where there is a GPU (and
 // the cost model is not forced to the analytic one), else estimated (noted in the schedule).
-Status attach_opara_profile(const Graph& g, OptimizeArgs& a, Session& session);
+Status attach_opara_profile(const Graph& g, OptimizeArgs& a, SearchSetup& setup);
 
 // --dataflow-segment, or its default for the run's cost model.
 int dataflow_segment(const OptimizeArgs& a, const ios::sched::CostModel& model);
