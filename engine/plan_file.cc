@@ -156,9 +156,7 @@ Status save_engine_plan(const EnginePlan& plan, const std::string& path) {
   return out.commit();
 }
 
-Expected<EnginePlan> load_engine_plan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open engine plan '" + path + "'");
+Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path) {
   char magic[sizeof(kMagic)];
   RETURN_ERROR_IF(!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0,
                   ErrorCode::kInvalidArgument,
@@ -174,6 +172,12 @@ Expected<EnginePlan> load_engine_plan(const std::string& path) {
   RETURN_IF_ERROR(read_header(header, p).with_context(path));
   ASSIGN_OR_RETURN(p.weights, ir::read_weights(p.graph, in, path));  // refuses bytes after them too
   return p;
+}
+
+Expected<EnginePlan> load_engine_plan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open engine plan '" + path + "'");
+  return read_engine_plan(in, path);
 }
 
 }  // namespace ios::engine

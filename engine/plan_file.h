@@ -7,6 +7,7 @@
 // weights as ir::write_weights writes them.
 #pragma once
 
+#include <iosfwd>
 #include <map>
 #include <string>
 
@@ -56,5 +57,7 @@ Status save_engine_plan(const EnginePlan& plan, const std::string& path);
 // Every part checked (the graph and schedule as their own files are, the weights against the graph, each
 // kernel choice's fields); errors name the file and the part.
 Expected<EnginePlan> load_engine_plan(const std::string& path);
+// The same from a stream; `path` names it in errors.
+Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path);
 
 }  // namespace ios::engine

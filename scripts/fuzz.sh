@@ -12,9 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-ci}"
-targets=(graph_json schedule_json stage_cache randwire weights kernel_cache onnx tensor_file)
+targets=(graph_json schedule_json stage_cache randwire weights kernel_cache onnx tensor_file engine_plan)
 declare -A ci_runs=([graph_json]=100000 [schedule_json]=100000 [stage_cache]=100000 [randwire]=1000000
-                    [weights]=1000000 [kernel_cache]=200000 [onnx]=30000 [tensor_file]=1000000)
+                    [weights]=1000000 [kernel_cache]=200000 [onnx]=30000 [tensor_file]=1000000
+                    [engine_plan]=100000)
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_FLAGS="$flags" -DIOS_WITH_CUDA=OFF -DIOS_BUILD_TESTS=OFF -DIOS_BUILD_BENCHMARKS=OFF \
