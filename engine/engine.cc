@@ -18,8 +18,7 @@ Expected<Device> parse_device(const std::string& name) {
 
 std::string variant_name(const Execution& e, ConcatWrites writes) {
   std::string text = sched::exec_mode_name(e.mode);
-  if (e.prefetch_ahead > 0)
-    text += e.prefetch_ahead == 1 ? "+prefetch" : "+prefetch" + std::to_string(e.prefetch_ahead);
+  text += sched::prefetch_suffix(e.prefetch_ahead);
   if (writes != ConcatWrites::kInPlace) text += std::string("/") + concat_writes_name(writes);
   return text;
 }

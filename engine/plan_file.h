@@ -37,7 +37,7 @@ struct BuildInfo {
   std::string device;                // rt::device_description(), for reports
   std::string libraries;             // rt::library_versions(), for reports
   std::string conv_engine = "auto";  // the --conv-engine setting the kernel-cache keys were made with
-  std::string schedule_label;        // "IOS-Both", "Sequential (from s.json)": how the schedule was made
+  std::string schedule_label;        // "IOS-Both", "Sequential": the policy that made the schedule
   std::string ios_version;           // the version of the program that built it
   bool operator==(const BuildInfo&) const = default;
 };

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     };
     std::vector<ExecVariant> exec_modes;
     for (const std::string& m : exp::split_list(exec_list)) {
-      Expected<rt::PrefetchVariant> split = rt::split_prefetch_suffix(m);
+      Expected<sched::PrefetchVariant> split = sched::split_prefetch_suffix(m);
       if (!split) return split.status().with_context("--exec");
       const bool free = split->base == "dataflow-free";
       Expected<sched::ExecMode> mode = sched::parse_exec_mode(free ? "dataflow" : split->base);

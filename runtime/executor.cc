@@ -261,23 +261,6 @@ KernelReport Executor::kernel_report() const {
   return r;
 }
 
-std::string prefetch_suffix(int ahead) {
-  if (ahead <= 0) return "";
-  return ahead == 1 ? "+prefetch" : "+prefetch" + std::to_string(ahead);
-}
-
-Expected<PrefetchVariant> split_prefetch_suffix(const std::string& name) {
-  const std::string suffix = "+prefetch";
-  const size_t at = name.find(suffix);
-  if (at == std::string::npos) return PrefetchVariant{name, 0};
-  const std::string digits = name.substr(at + suffix.size());
-  const bool number = !digits.empty() && digits.size() <= 2 &&
-                      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-  RETURN_ERROR_IF(!digits.empty() && (!number || std::stoi(digits) < 1), ErrorCode::kInvalidArgument,
-                  "'" + name + "': +prefetch is followed by nothing or by how many stages ahead (1-99)");
-  return PrefetchVariant{name.substr(0, at), digits.empty() ? 1 : std::stoi(digits)};
-}
-
 std::string device_description() {
   int dev = 0;
   cudaDeviceProp prop{};

@@ -157,15 +157,6 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
-// How ios run and exp_latency name a prefetching CUDA graph: "dataflow+prefetch" (one stage ahead),
-// "staged+prefetch3" (ExecutorOptions::prefetch_ahead 3).
-std::string prefetch_suffix(int ahead);  // "" for 0
-struct PrefetchVariant {
-  std::string base;  // what precedes the suffix
-  int ahead = 0;
-};
-Expected<PrefetchVariant> split_prefetch_suffix(const std::string& name);
-
 std::string device_description();  // "NVIDIA H100 80GB HBM3, SM clock 1980 MHz, ..."
 std::string library_versions();    // "CUDA runtime 13.0, cuDNN 9.19.0, driver ..."
 

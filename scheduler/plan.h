@@ -28,6 +28,15 @@ enum class ExecMode : uint8_t { kStaged, kDataflow, kDataflowOrdered };
 Expected<ExecMode> parse_exec_mode(const std::string& name);  // "staged" | "dataflow" | "dataflow-ordered"
 const char* exec_mode_name(ExecMode m);
 
+// How ios run and exp_latency name a prefetching CUDA graph: "dataflow+prefetch" (one stage ahead),
+// "staged+prefetch3" (ExecutorOptions::prefetch_ahead 3); the engine names its execution variants so.
+std::string prefetch_suffix(int ahead);  // "" for 0
+struct PrefetchVariant {
+  std::string base;  // what precedes the suffix
+  int ahead = 0;
+};
+Expected<PrefetchVariant> split_prefetch_suffix(const std::string& name);
+
 struct ExecutionPlan {
   ExecMode mode = ExecMode::kStaged;
   int streams = 1;

@@ -217,6 +217,23 @@ TEST(ScheduleValidation, RejectsStreamScheduleOutOfOrder) {
 
 // ---------- plans ----------
 
+TEST(PrefetchSuffix, NamesHowManyStagesAheadAndRejectsAnythingElse) {
+  EXPECT_EQ(prefetch_suffix(0), "");
+  EXPECT_EQ(prefetch_suffix(1), "+prefetch");
+  EXPECT_EQ(prefetch_suffix(3), "+prefetch3");
+  for (int ahead : {0, 1, 3, 12}) {
+    auto split = split_prefetch_suffix("dataflow" + prefetch_suffix(ahead));
+    ASSERT_TRUE(split) << split.status().to_string();
+    EXPECT_EQ(split->base, "dataflow");
+    EXPECT_EQ(split->ahead, ahead);
+  }
+  for (const char* bad : {"staged+prefetch0", "staged+prefetchx", "staged+prefetch-1", "staged+prefetch123"}) {
+    auto split = split_prefetch_suffix(bad);
+    ASSERT_FALSE(split) << bad;
+    EXPECT_NE(split.status().to_string().find(bad), std::string::npos) << split.status().to_string();
+  }
+}
+
 TEST(Plan, SequentialUsesOneStreamAndNoEvents) {
   ir::Graph g = testing::inception_block();
   auto plan = compile_plan(g, sequential_schedule(g));
