@@ -15,16 +15,6 @@ namespace ios::cli {
 
 namespace {
 
-// How --concat-writes may write concatenations: one way, or both for auto.
-Expected<std::vector<ios::ConcatWrites>> concat_writes_variants(const std::string& flag) {
-  if (flag == "auto") return std::vector<ios::ConcatWrites>{ios::ConcatWrites::kInPlace, ios::ConcatWrites::kConvCopy};
-  Expected<ios::ConcatWrites> writes = ios::parse_concat_writes(flag);
-  if (!writes)
-    return ios::error(ios::ErrorCode::kInvalidArgument,
-                      "--concat-writes must be in-place, conv-copy or auto, got '" + flag + "'");
-  return std::vector<ios::ConcatWrites>{*writes};
-}
-
 // The flags as the engine's build options; every flag checked, so a typo is reported on any machine.
 Expected<ios::engine::BuildOptions> build_options(const BuildArgs& a) {
   ios::engine::BuildOptions o;
@@ -40,15 +30,13 @@ Expected<ios::engine::BuildOptions> build_options(const BuildArgs& a) {
   RETURN_IF_ERROR(a.opt.compile_ahead_processes().status());
   o.timing_rule = a.opt.timing_rule();
   o.dataflow_segment = a.opt.dataflow_segment;
-  if (a.exec == "auto") {
-    o.exec_modes = {ios::sched::ExecMode::kStaged, ios::sched::ExecMode::kDataflow};
-  } else {
-    Expected<ios::sched::ExecMode> mode = ios::sched::parse_exec_mode(a.exec);
-    if (!mode) return mode.status().with_context("--exec");
-    o.exec_modes = {*mode};
-  }
+  Expected<std::vector<ios::sched::ExecMode>> modes = ios::engine::parse_exec_modes(a.exec);
+  if (!modes) return modes.status().with_context("--exec");
+  o.exec_modes = *modes;
   o.prefetch_aheads = a.opt.prefetch_aheads();
-  ASSIGN_OR_RETURN(o.concat_writes, concat_writes_variants(a.opt.concat_writes));
+  Expected<std::vector<ios::ConcatWrites>> writes = ios::engine::parse_concat_writes_variants(a.opt.concat_writes);
+  if (!writes) return writes.status().with_context("--concat-writes");
+  o.concat_writes = *writes;
   RETURN_ERROR_IF(a.no_graph && a.opt.prefetch_weights != "off", ios::ErrorCode::kInvalidArgument,
                   "--prefetch-weights adds nodes to the CUDA graph; it cannot be combined with --no-graph");
   o.cuda_graph = !a.no_graph;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/file_io.h"
+#include "engine/network.h"
 #include "frontends/onnx/onnx_import.h"
 #include "ir/json_io.h"
 #include "ir/weights.h"
@@ -57,13 +58,7 @@ inline bool is_dp(ios::sched::Policy p) {
 
 // A network and, where the source has them, its own weights (ONNX initializers, --weights); other
 // networks run with the seeded weights of ir/weights.h.
-struct LoadedModel {
-  Graph graph;
-  std::optional<ios::ir::Weights> own_weights;
-  std::vector<std::string> notes;  // what an import folded or dropped
-  // Moves the model's own weights out (an imported model's can be 100 MB), or makes the seeded ones.
-  ios::ir::Weights take_weights() { return own_weights ? std::move(*own_weights) : ios::ir::make_weights(graph); }
-};
+using LoadedModel = ios::engine::Network;
 
 struct GraphSource {
   std::string model;
@@ -88,27 +83,9 @@ struct GraphSource {
 
   // The graph, and the weights the source brings (--onnx, --weights: read and checked here).
   Expected<LoadedModel> load_model() const {
-    LoadedModel m;
-    if (!onnx_file.empty()) {
-      auto imported = ios::onnx_import::import_file(onnx_file);
-      if (!imported) return imported.status();
-      m.graph = std::move(imported->graph);
-      m.own_weights = std::move(imported->weights);
-      m.notes = std::move(imported->notes);
-      return m;
-    }
-    auto g = !graph_file.empty() ? ios::ir::load_graph(graph_file)
-             : model.empty()     ? Expected<Graph>(ios::error(ios::ErrorCode::kInvalidArgument,
-                                                              "give --model NAME, --graph FILE or --onnx FILE"))
-                                 : ios::models::build_model(model, options);
-    if (!g) return g.status();
-    m.graph = std::move(*g);
-    if (!weights_file.empty()) {
-      auto w = ios::ir::load_weights(m.graph, weights_file);
-      if (!w) return w.status();
-      m.own_weights = std::move(*w);
-    }
-    return m;
+    RETURN_ERROR_IF(model.empty() && graph_file.empty() && onnx_file.empty(), ios::ErrorCode::kInvalidArgument,
+                    "give --model NAME, --graph FILE or --onnx FILE");
+    return ios::engine::open_network({model, graph_file, onnx_file, weights_file, options});
   }
 
   Expected<Graph> load() const {

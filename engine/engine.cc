@@ -6,6 +6,7 @@
 #ifdef IOS_WITH_RUNTIME
 #include "engine/gpu_state.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_cache.h"
 #endif
 
 namespace ios::engine {
@@ -14,6 +15,29 @@ Expected<Device> parse_device(const std::string& name) {
   if (name == "gpu") return Device::kGpu;
   if (name == "cpu") return Device::kCpu;
   return error(ErrorCode::kInvalidArgument, "--device must be gpu or cpu, got '" + name + "'");
+}
+
+Expected<std::vector<sched::ExecMode>> parse_exec_modes(const std::string& name) {
+  if (name == "auto") return std::vector<sched::ExecMode>{sched::ExecMode::kStaged, sched::ExecMode::kDataflow};
+  ASSIGN_OR_RETURN(sched::ExecMode mode, sched::parse_exec_mode(name));
+  return std::vector<sched::ExecMode>{mode};
+}
+
+Expected<std::vector<ConcatWrites>> parse_concat_writes_variants(const std::string& name) {
+  if (name == "auto") return std::vector<ConcatWrites>{ConcatWrites::kInPlace, ConcatWrites::kConvCopy};
+  Expected<ConcatWrites> writes = parse_concat_writes(name);
+  RETURN_ERROR_IF(!writes, ErrorCode::kInvalidArgument,
+                  "concatenation writes must be in-place, conv-copy or auto, got '" + name + "'");
+  return std::vector<ConcatWrites>{*writes};
+}
+
+std::string default_kernel_cache() {
+#ifdef IOS_WITH_RUNTIME
+  const std::string path = rt::default_kernel_cache_path();
+  return path == "none" ? "" : path;
+#else
+  return "";
+#endif
 }
 
 std::string variant_name(const Execution& e, ConcatWrites writes) {
@@ -103,6 +127,13 @@ rt::Executor* ExecutionContext::executor() {
 #else
   return nullptr;
 #endif
+}
+
+int ExecutionContext::gpu_index() const {
+#ifdef IOS_WITH_RUNTIME
+  if (gpu_) return gpu_->executor->context().device();
+#endif
+  return -1;
 }
 
 Status ExecutionContext::enqueue(const float* input, float* output, cudaStream_t stream) {

@@ -73,6 +73,15 @@ struct BuildReport {
   std::string variant;                                      // the one kept: "dataflow+prefetch/conv-copy"
 };
 
+// The execution variants a name asks for: "staged" | "dataflow" | "dataflow-ordered", or "auto" (staged and
+// dataflow, both built and timed).
+Expected<std::vector<sched::ExecMode>> parse_exec_modes(const std::string& name);
+// "in-place" | "conv-copy", or "auto" (both built and timed).
+Expected<std::vector<ConcatWrites>> parse_concat_writes_variants(const std::string& name);
+// The kernel cache file GPU builds share unless told otherwise ($IOS_KERNEL_CACHE, else under the user's
+// cache folder); empty without the GPU runtime.
+std::string default_kernel_cache();
+
 // "staged", "dataflow+prefetch", "staged/conv-copy": how `ios run` names an execution variant.
 std::string variant_name(const Execution& e, ConcatWrites writes);
 
@@ -127,6 +136,7 @@ class ExecutionContext {
   // One inference from and to host memory, waited for; on either device.
   Expected<std::vector<float>> run(const std::vector<float>& input);
   Device device() const { return device_; }
+  int gpu_index() const;  // the CUDA device the context runs on; -1 on the CPU
   const Engine& engine() const { return *engine_; }
   // GPU: the executor, for diagnostics (timing, traces, reading every node); null on the CPU.
   rt::Executor* executor();

@@ -1,0 +1,121 @@
+"""Engine and ExecutionContext: the extension's objects with Python conveniences (PyTorch tensors,
+paths, a default context)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _ios
+
+
+def _torch_module(x: Any) -> Any:
+    """torch, where `x` is a torch tensor (torch is never imported by this package otherwise)."""
+    t = type(x)
+    if t.__module__.startswith("torch") and t.__name__ in ("Tensor", "Parameter"):
+        import torch
+
+        return torch
+    return None
+
+
+class ExecutionContext:
+    """Runs an engine. Inferences of one context share its buffers: use one context per thread, or
+    queue them on one stream. Make one with ``Engine.create_context()``."""
+
+    def __init__(self, engine: "Engine", handle: _ios.ExecutionContext):
+        self._engine = engine
+        self._ctx = handle
+
+    @property
+    def engine(self) -> "Engine":
+        return self._engine
+
+    @property
+    def device(self) -> str:
+        """``gpu`` or ``cpu`` (the reference executor)."""
+        return self._ctx.device
+
+    def run(self, input: Any) -> np.ndarray:
+        """One inference from host memory (anything NumPy reads: copied to float32), waited for."""
+        return self._ctx.run(np.ascontiguousarray(input, dtype=np.float32))
+
+    def enqueue(self, input: Any, output: Any, stream: Optional[int] = None) -> None:
+        """One inference queued on a CUDA stream, not waited for; no copy.
+
+        ``input`` and ``output`` are float32 contiguous NCHW tensors of the engine's shapes on the
+        context's GPU: PyTorch tensors, CuPy arrays or anything else speaking DLPack. ``stream`` is a
+        ``cudaStream_t`` as an int; None: PyTorch's current stream for torch tensors, else the default
+        stream (0).
+        """
+        if stream is None:
+            torch = _torch_module(input)
+            stream = torch.cuda.current_stream(input.device).cuda_stream if torch is not None else 0
+        self._ctx.enqueue(input, output, int(stream))
+
+    def __call__(self, input: Any) -> Any:
+        """One inference. A CUDA torch tensor gives a new CUDA torch tensor, queued on the current stream
+        (the input is converted to float32 contiguous where it is not); host arrays and CPU torch tensors
+        are copied through ``run`` and give the same kind back."""
+        torch = _torch_module(input)
+        if torch is not None and input.is_cuda and self.device == "gpu":
+            x = input.detach()
+            if x.dtype != torch.float32 or not x.is_contiguous():
+                x = x.to(torch.float32).contiguous()
+            out = torch.empty(self._engine.output_shape, dtype=torch.float32, device=x.device)
+            self._ctx.enqueue(x, out, torch.cuda.current_stream(x.device).cuda_stream)
+            return out
+        if torch is not None:
+            result = self.run(input.detach().cpu().numpy())
+            return torch.from_numpy(result).to(input.device)
+        return self.run(input)
+
+
+class Engine:
+    """A built engine: graph, weights, schedule, execution and tuned kernels. Make one with
+    ``ios.build`` or ``ios.load``."""
+
+    def __init__(self, handle: _ios.Engine):
+        self._e = handle
+        self._default: Optional[ExecutionContext] = None
+
+    name = property(lambda self: self._e.name, doc="the network's name")
+    input_shape: Tuple[int, int, int, int] = property(  # type: ignore[assignment]
+        lambda self: self._e.input_shape, doc="(batch, channels, height, width) of the input"
+    )
+    output_shape: Tuple[int, int, int, int] = property(  # type: ignore[assignment]
+        lambda self: self._e.output_shape, doc="(batch, channels, height, width) of the output"
+    )
+    batch = property(lambda self: self._e.batch, doc="the batch size the engine runs")
+    precision = property(lambda self: self._e.precision, doc="fp32, tf32, fp16 or bf16")
+    layout = property(lambda self: self._e.layout, doc="nchw or nhwc")
+    device = property(lambda self: self._e.device, doc="gpu, or cpu (the reference executor)")
+    schedule = property(lambda self: self._e.schedule, doc="the policy that made the schedule")
+    stages = property(lambda self: self._e.stages, doc="stages of the schedule")
+    execution = property(lambda self: self._e.execution, doc="how the schedule executes (staged, dataflow...)")
+    kernel_choices = property(lambda self: self._e.kernel_choices, doc="tuned convolution kernels in the plan")
+    built_for = property(lambda self: self._e.built_for, doc="the GPU the kernels were tuned on ('' if none)")
+
+    def save(self, path: "os.PathLike[str] | str") -> None:
+        """Writes the plan file (atomically: a failed write leaves an existing file as it was)."""
+        self._e.save(os.fspath(path))
+
+    def create_context(self) -> ExecutionContext:
+        """A context with buffers (and on the GPU streams and a CUDA graph) of its own; contexts of one
+        engine run side by side."""
+        return ExecutionContext(self, self._e.create_context())
+
+    def __call__(self, input: Any) -> Any:
+        """One inference on the engine's default context (made on first use); see
+        ``ExecutionContext.__call__``."""
+        if self._default is None:
+            self._default = self.create_context()
+        return self._default(input)
+
+    def __repr__(self) -> str:
+        return (
+            f"<ios.Engine {self.name}: {self.schedule}, {self.stages} stages, {self.precision} {self.layout}, "
+            f"batch {self.batch}, {self.device}, input {self.input_shape}, output {self.output_shape}>"
+        )

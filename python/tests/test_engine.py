@@ -1,0 +1,133 @@
+"""The package on the CPU reference executor: build, save, load and run, against NumPy."""
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import ios
+from small_models import conv_relu_pool_reference, rel_l2
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_version_is_the_projects():
+    version = re.search(r"project\(ios_scheduler VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+    assert ios.__version__ == version
+
+
+def test_onnx_model_built_saved_loaded_and_run_matches_numpy(small_model, tmp_path):
+    path, w, b = small_model
+    engine = ios.build(path, device="cpu", policy="ios-both")
+    assert engine.device == "cpu"
+    assert engine.input_shape == (1, 3, 9, 7)
+    assert engine.output_shape == (1, 5, 4, 3)
+    assert engine.schedule == "IOS-Both" and engine.stages >= 1
+    x = np.random.default_rng(1).standard_normal(engine.input_shape).astype(np.float32)
+    y = engine.create_context().run(x)
+    assert y.shape == (1, 5, 4, 3) and y.dtype == np.float32
+    assert rel_l2(y, conv_relu_pool_reference(x, w, b)) < 1e-6
+
+    plan = tmp_path / "m.plan"
+    engine.save(plan)
+    loaded = ios.load(plan, device="cpu")
+    assert (loaded.name, loaded.input_shape, loaded.schedule) == (engine.name, engine.input_shape, engine.schedule)
+    assert np.array_equal(loaded(x), y)  # the default context; the same bits as the building process
+
+
+def test_float64_and_non_contiguous_host_input_is_converted(small_model):
+    path, w, b = small_model
+    engine = ios.build(path, device="cpu", policy="sequential")
+    x = np.random.default_rng(2).standard_normal((1, 3, 7, 9)).transpose(0, 1, 3, 2)  # float64, strided
+    assert rel_l2(engine(x), conv_relu_pool_reference(x, w, b)) < 1e-6
+
+
+def test_builtin_model_with_every_policy_schedules_and_runs():
+    x = None
+    outputs = {}
+    for policy in ["sequential", "greedy", "ios-both", "opara"]:
+        engine = ios.build("ios_sample", device="cpu", policy=policy, cost_model="analytic")
+        if x is None:
+            x = np.random.default_rng(3).standard_normal(engine.input_shape).astype(np.float32)
+        outputs[policy] = engine(x)
+    for policy, y in outputs.items():
+        assert rel_l2(y, outputs["sequential"]) < 1e-6, policy
+    assert "inception_v3" in dict(ios.models())
+
+
+def test_batch_is_the_engines():
+    engine = ios.build("ios_sample", device="cpu", batch=3)
+    assert engine.batch == 3 and engine.input_shape[0] == 3 and engine.output_shape[0] == 3
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(precision="fp8"), "fp8"),
+        (dict(policy="fastest"), "unknown policy 'fastest'"),
+        (dict(exec="sideways"), "build option 'exec'"),
+        (dict(device="tpu"), "build option 'device'"),
+        (dict(r=0), "build option 'r' must be in 1..64, got 0"),
+        (dict(prefetch_weights="maybe"), "build option 'prefetch_weights' must be off, on or auto"),
+        (dict(prefetch_weights="on", cuda_graph=False), "needs cuda_graph=True"),
+    ],
+)
+def test_bad_build_options_raise_naming_them(small_model, options, message):
+    with pytest.raises(ios.Error, match=re.escape(message)):
+        ios.build(small_model[0], **{"device": "cpu", **options})
+
+
+def test_unknown_and_mistyped_options_raise():
+    with pytest.raises(ios.Error, match="unknown build option 'precison'"):
+        ios._ios.build("ios_sample", {"device": "cpu", "precison": "fp16"})
+    with pytest.raises(TypeError, match="build option 'r' must be an int, got str"):
+        ios.build("ios_sample", device="cpu", r="3")
+    with pytest.raises(TypeError, match="build option 'cuda_graph' must be a bool"):
+        ios.build("ios_sample", device="cpu", cuda_graph=1)
+
+
+def test_bad_models_and_files_raise_naming_them(tmp_path):
+    with pytest.raises(ios.Error, match="resnet9000"):
+        ios.build("resnet9000", device="cpu")
+    with pytest.raises(ios.Error, match="missing.onnx"):
+        ios.build(tmp_path / "missing.onnx", device="cpu")
+    with pytest.raises(ios.Error, match="missing.plan"):
+        ios.load(tmp_path / "missing.plan", device="cpu")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07 not a model")
+    with pytest.raises(ios.Error, match="bad.onnx"):
+        ios.build(bad, device="cpu")
+
+
+def test_truncated_plan_raises_and_failed_save_keeps_the_file(small_model, tmp_path):
+    engine = ios.build(small_model[0], device="cpu")
+    plan = tmp_path / "m.plan"
+    engine.save(plan)
+    data = plan.read_bytes()
+    cut = tmp_path / "cut.plan"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ios.Error, match="cut.plan"):
+        ios.load(cut, device="cpu")
+    with pytest.raises(ios.Error):
+        engine.save(tmp_path / "no_such_folder" / "m.plan")
+    assert plan.read_bytes() == data
+
+
+def test_wrong_input_shape_and_device_raise(small_model):
+    engine = ios.build(small_model[0], device="cpu")
+    context = engine.create_context()
+    with pytest.raises(ios.Error, match=re.escape("input has shape (1, 3, 7, 9), the engine takes (1, 3, 9, 7)")):
+        context.run(np.zeros((1, 3, 7, 9), np.float32))
+    with pytest.raises(ios.Error, match="runs on the CPU reference"):
+        context._ctx.enqueue(np.zeros((1, 3, 9, 7), np.float32), np.zeros((1, 5, 4, 3), np.float32), 0)
+
+
+def test_cpu_torch_tensors_give_torch_tensors(small_model):
+    torch = pytest.importorskip("torch")
+    path, w, b = small_model
+    engine = ios.build(path, device="cpu")
+    x = torch.randn(1, 3, 9, 7)
+    y = engine(x)
+    assert isinstance(y, torch.Tensor) and y.shape == (1, 5, 4, 3)
+    assert rel_l2(y.numpy(), conv_relu_pool_reference(x.numpy(), w, b)) < 1e-6
