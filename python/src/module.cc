@@ -117,7 +117,17 @@ void bind_context(nb::module_& m) {
       .def("enqueue", &enqueue, nb::arg("input"), nb::arg("output"), nb::arg("stream"),
            "One inference queued on `stream` (a cudaStream_t as an int; 0: the default stream), not waited for. "
            "`input` and `output` are float32 contiguous NCHW tensors on the context's GPU, passed by pointer "
-           "through DLPack (no copy).");
+           "through DLPack (no copy).")
+      .def(
+          "_enqueue_pointers",
+          [](ExecutionContext& c, uintptr_t input, uintptr_t output, uintptr_t stream) {
+            nb::gil_scoped_release released;
+            check(c.enqueue(reinterpret_cast<const float*>(input), reinterpret_cast<float*>(output),
+                            reinterpret_cast<cudaStream_t>(stream)));
+          },
+          nb::arg("input"), nb::arg("output"), nb::arg("stream"),
+          "enqueue with device addresses the caller has checked (the PyTorch path of ios.ExecutionContext: "
+          "its checks cost less than DLPack's)");
 }
 
 }  // namespace

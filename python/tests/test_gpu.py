@@ -73,6 +73,8 @@ def test_bad_tensors_raise_naming_what_differs(fp16_engine):
     strided = torch.zeros(engine.input_shape[:2] + engine.input_shape[2:][::-1], device="cuda").transpose(2, 3)
     with pytest.raises(ios.Error, match="input must be contiguous"):
         ctx.enqueue(strided, out)
+    with pytest.raises(ios.Error, match="input has shape"):
+        ctx(torch.zeros((2,) + engine.input_shape[1:], device="cuda"))
 
 
 def test_compile_matches_the_module_and_loads_its_plan_the_second_time(tmp_path):
