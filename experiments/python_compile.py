@@ -43,6 +43,7 @@ def main():
     ap.add_argument("--models", default="googlenet,resnet50,inception_v3")
     ap.add_argument("--precisions", default="fp16,fp32")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cache", default="", help="plan cache folder (default: <out>/plans)")
     ap.add_argument("--no-torch-compile", action="store_true")
     args = ap.parse_args()
     import torch
@@ -61,7 +62,7 @@ def main():
     if not os.path.exists(table):
         with open(table, "w", newline="") as f:
             csv.writer(f).writerow(columns)
-    cache = os.path.join(args.out, "plans")
+    cache = args.cache or os.path.join(args.out, "plans")
     for name in args.models.split(","):
         model, x_cpu = build_model(name, torch, torchvision)
         model = model.cuda().eval()
