@@ -61,7 +61,7 @@ class ExecutionContext:
         """
         if stream is None:
             torch = _torch_module(input)
-            stream = torch.cuda.current_stream(input.device).cuda_stream if torch is not None else 0
+            stream = _raw_stream(torch, input.device.index) if torch is not None and input.is_cuda else 0
         self._ctx.enqueue(input, output, int(stream))
 
     def __call__(self, input: Any) -> Any:

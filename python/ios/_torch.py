@@ -60,7 +60,7 @@ def _plan_key(module: torch.nn.Module, x: torch.Tensor, options: Dict[str, Any])
     for name, tensor in module.state_dict().items():
         t = tensor.detach().contiguous().cpu()
         h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
-        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()[:32]
 
 
