@@ -13,6 +13,7 @@ Writes <out>/python_compile.csv as it goes. Needs PyTorch, torchvision, onnx (an
 default exporter), a CUDA GPU, and the ios package importable.
 """
 import argparse
+import copy
 import csv
 import os
 import statistics
@@ -88,7 +89,7 @@ def main():
             call = lambda: fast(x)  # noqa: E731
             tc = None
             if not args.no_torch_compile:
-                m = model if precision == "fp32" else model.half()
+                m = model if precision == "fp32" else copy.deepcopy(model).half()
                 xt = x if precision == "fp32" else x.half()
                 torch._dynamo.reset()
                 with torch.inference_mode():
@@ -101,8 +102,6 @@ def main():
                     if tc:
                         tc_ms.append(timed(tc, 20, 200, 3, torch))
                 host_call, host_enqueue = host_us(call, torch), host_us(enqueue, torch)
-            if precision != "fp32":
-                model.float()
             row = dict(model=name, precision=precision, compile_s=round(compile_s, 1),
                        cached_compile_s=round(cached_s, 2), rel_l2_vs_module=f"{rel:.2e}",
                        tolerance=TOLERANCE.get(precision, 1e-2), same_argmax=same_argmax,

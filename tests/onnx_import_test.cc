@@ -520,6 +520,26 @@ TEST(OnnxLinear, ReshapeMatMulAddAndDropoutIdentityAreFoldedOrDropped) {
   expect_near(run(model, {1, 2, 3}), {4.5f, 4.5f});
 }
 
+TEST(OnnxLinear, AReshapeWritingTheDeclaredBatchFlattens) {
+  // torch.export's exporter writes the example's batch into the target: (2, -1) for a batch-2 input.
+  Model m;
+  m.input("x", {2, 3, 1, 1}).output("y");
+  m.init_ints("shape", {2, -1});
+  m.init("B", {3, 1}, {1, 2, 3});
+  m.node("Reshape", {"x", "shape"}, {"f"});
+  m.node("MatMul", {"f", "B"}, {"y"});
+  expect_near(run(imported(m), {1, 1, 1}), {6.f});
+  Model wrong;  // (1, -1) of a batch-2 input would fold the batch into the features
+  wrong.input("x", {2, 3, 1, 1}).output("y");
+  wrong.init_ints("shape", {1, -1});
+  wrong.init("B", {3, 1}, {1, 2, 3});
+  wrong.node("Reshape", {"x", "shape"}, {"f"});
+  wrong.node("MatMul", {"f", "B"}, {"y"});
+  auto r = wrong.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("only a reshape to (batch, 3)"), std::string::npos) << r.status().message();
+}
+
 TEST(OnnxGraph, ConstantNodesAndFloatDataInitializersAreRead) {
   Model m;
   m.input("x", {1, 1, 1, 2}).output("y");

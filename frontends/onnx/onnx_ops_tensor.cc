@@ -340,8 +340,10 @@ Status Importer::reshape(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   const int64_t features = shape_of(x->terms).numel();
   const auto& v = shape->ints;
-  const bool flattens = v.size() == 2 && (v[0] == 0 || v[0] == -1 || v[0] == 1) && (v[1] == -1 || v[1] == features) &&
-                        !(v[0] == -1 && v[1] == -1);
+  // The batch is kept as 0 or -1, or written out as the input's declared batch (the torch.export-based
+  // exporter writes the example's).
+  const bool keeps_batch = v.size() == 2 && (v[0] == 0 || v[0] == -1 || v[0] == batch_ || (v[0] == 1 && batch_ == 1));
+  const bool flattens = keeps_batch && (v[1] == -1 || v[1] == features) && !(v[0] == -1 && v[1] == -1);
   RETURN_ERROR_IF(!flattens, ErrorCode::kInvalidArgument,
                   "only a reshape to (batch, " + std::to_string(features) + ") is supported");
   consume(*x);

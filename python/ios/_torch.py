@@ -194,7 +194,7 @@ def dynamo_backend(gm: torch.fx.GraphModule, example_inputs: Any, options: Optio
     constants, inputs = {}, []
     for i, node in enumerate(placeholders):
         source = getattr(node.meta.get("grapharg"), "source", None)
-        name = source.name() if source is not None else node.name
+        name = node.name if source is None else source.name if isinstance(source.name, str) else source.name()
         if "_parameters" in name or "_buffers" in name:
             constants[i] = example_inputs[i]
         else:
