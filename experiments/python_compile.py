@@ -9,6 +9,11 @@ process, batch 1. Per model and precision:
   torch.compile at the same precision (fp16: module.half()), interleaved in rounds;
 - host time per call of the compiled module and of the bare enqueue (perf_counter, median).
 
+Weights: onnx_torchvision.py's, with every convolution re-drawn He-normal (fan-in, ReLU gain) so that
+activations keep their scale through the network: torchvision's Inception V3 draws them with std 0.1, and
+its activations then overflow fp16 within a dozen layers (the module itself gives inf/NaN in fp16).
+`module_fp16_finite` says whether the module run in fp16 gives a finite output.
+
 Writes <out>/python_compile.csv as it goes. Needs PyTorch, torchvision, onnx (and onnxscript for PyTorch's
 default exporter), a CUDA GPU, and the ios package importable.
 """
@@ -58,7 +63,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     table = os.path.join(args.out, "python_compile.csv")
     columns = ["model", "precision", "compile_s", "cached_compile_s", "rel_l2_vs_module", "tolerance",
-               "same_argmax", "schedule", "execution", "ios_compile_ms", "engine_enqueue_ms", "overhead_us",
+               "same_argmax", "module_fp16_finite", "schedule", "execution", "ios_compile_ms", "engine_enqueue_ms", "overhead_us",
                "torch_compile_ms", "torch_compile_over_ios", "host_call_us", "host_enqueue_us"]
     if not os.path.exists(table):
         with open(table, "w", newline="") as f:
@@ -66,10 +71,16 @@ def main():
     cache = args.cache or os.path.join(args.out, "plans")
     for name in args.models.split(","):
         model, x_cpu = build_model(name, torch, torchvision)
+        torch.manual_seed(2)
+        with torch.no_grad():
+            for m in model.modules():
+                if isinstance(m, torch.nn.Conv2d):
+                    torch.nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
         model = model.cuda().eval()
         x = x_cpu.cuda()
         with torch.no_grad():
             reference = model(x).float()
+            fp16_finite = bool(torch.isfinite(copy.deepcopy(model).half()(x.half())).all())
         for precision in args.precisions.split(","):
             t0 = time.time()
             fast = ios.compile(model, x, precision=precision, cache_dir=cache)
@@ -105,6 +116,7 @@ def main():
             row = dict(model=name, precision=precision, compile_s=round(compile_s, 1),
                        cached_compile_s=round(cached_s, 2), rel_l2_vs_module=f"{rel:.2e}",
                        tolerance=TOLERANCE.get(precision, 1e-2), same_argmax=same_argmax,
+                       module_fp16_finite=fp16_finite,
                        schedule=fast.engine.schedule, execution=fast.engine.execution,
                        ios_compile_ms=round(statistics.median(ios_ms), 4),
                        engine_enqueue_ms=round(statistics.median(eng_ms), 4),
