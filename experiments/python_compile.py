@@ -9,10 +9,11 @@ process, batch 1. Per model and precision:
   torch.compile at the same precision (fp16: module.half()), interleaved in rounds;
 - host time per call of the compiled module and of the bare enqueue (perf_counter, median).
 
-Weights: onnx_torchvision.py's, with every convolution re-drawn He-normal (fan-in, ReLU gain) so that
-activations keep their scale through the network: torchvision's Inception V3 draws them with std 0.1, and
-its activations then overflow fp16 within a dozen layers (the module itself gives inf/NaN in fp16).
-`module_fp16_finite` says whether the module run in fp16 gives a finite output.
+Weights: onnx_torchvision.py's, then every BatchNorm's running statistics set to those of a random batch of
+8 (momentum None: the batch's own), so that each normalizes its input as a trained network's does and
+activations keep their scale: with torchvision's initialization Inception V3's outputs reach 1e13 and
+overflow fp16 (the module itself gives inf/NaN in fp16). `module_fp16_finite` says whether the module run
+in fp16 gives a finite output.
 
 Writes <out>/python_compile.csv as it goes. Needs PyTorch, torchvision, onnx (and onnxscript for PyTorch's
 default exporter), a CUDA GPU, and the ios package importable.
@@ -30,6 +31,17 @@ from compare_pytorch import make_runner, timed  # noqa: E402
 from onnx_torchvision import build_model  # noqa: E402
 
 TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
+
+
+def calibrate_batchnorm(model, shape, torch, batch=8):
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    model.train()
+    with torch.no_grad():
+        model(torch.randn((batch,) + tuple(shape[1:]), generator=torch.Generator().manual_seed(2)))
+    model.eval()
 
 
 def host_us(fn, torch, iters=300):
@@ -71,11 +83,7 @@ def main():
     cache = args.cache or os.path.join(args.out, "plans")
     for name in args.models.split(","):
         model, x_cpu = build_model(name, torch, torchvision)
-        torch.manual_seed(2)
-        with torch.no_grad():
-            for m in model.modules():
-                if isinstance(m, torch.nn.Conv2d):
-                    torch.nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+        calibrate_batchnorm(model, x_cpu.shape, torch)
         model = model.cuda().eval()
         x = x_cpu.cuda()
         with torch.no_grad():
