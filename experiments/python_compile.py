@@ -91,7 +91,13 @@ def main():
             fp16_finite = bool(torch.isfinite(copy.deepcopy(model).half()(x.half())).all())
         for precision in args.precisions.split(","):
             t0 = time.time()
-            fast = ios.compile(model, x, precision=precision, cache_dir=cache)
+            try:
+                fast = ios.compile(model, x, precision=precision, cache_dir=cache)
+            except ios.Error as e:  # recorded, and the next case runs
+                print(f"{name} {precision}: {e}", flush=True)
+                with open(table, "a", newline="") as f:
+                    csv.writer(f).writerow([name, precision, "", "", f"error: {e}"] + [""] * (len(columns) - 5))
+                continue
             compile_s = time.time() - t0
             t0 = time.time()
             fast = ios.compile(model, x, precision=precision, cache_dir=cache)
