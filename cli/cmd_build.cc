@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/search_setup.h"
+#include "engine/buckets.h"
 #ifdef IOS_WITH_RUNTIME
 #include "runtime/context.h"
 #include "runtime/device.h"
@@ -118,7 +119,37 @@ Expected<BuiltEngine> build_engine(BuildArgs& a, const ios::engine::DebugOptions
   return built;
 }
 
-int cmd_build(BuildArgs& a, const std::string& save_file) {
+int cmd_build_buckets(BuildArgs& a, const std::string& save_file, const std::vector<int>& batches) {
+  Report& report = a.opt.report;
+  if (!a.schedule_file.empty())
+    return fail(ios::error(ios::ErrorCode::kInvalidArgument,
+                           "--schedule was searched at one batch size: it cannot be given with --batches"));
+  Expected<ios::engine::BuildOptions> options = build_options(a);
+  if (!options) return fail(options.status());
+  Expected<LoadedModel> model = a.opt.src.load_model();
+  if (!model) return fail(model.status());
+  auto buckets = ios::engine::BatchBuckets::build(*options, model->graph, model->take_weights(), batches);
+  if (!buckets) return fail(buckets.status());
+  if (Status s = buckets->save(save_file); !s) return fail(s);
+  nlohmann::json built = nlohmann::json::array();
+  for (const auto& engine : buckets->engines()) {
+    const ios::engine::EnginePlan& p = engine->plan();
+    const std::string variant = ios::engine::variant_name(p.execution, p.config.concat_writes);
+    std::fprintf(report.text(), "Built %s | Batchsize: %d | Optimization: %s (%d stages) | Precision: %s | Mode: %s\n",
+                 p.graph.name.c_str(), p.config.batch, p.info.schedule_label.c_str(), p.schedule.stage_count(),
+                 p.config.precision().c_str(), variant.c_str());
+    built.push_back({{"batch", p.config.batch},
+                     {"optimization", p.info.schedule_label},
+                     {"stages", p.schedule.stage_count()},
+                     {"exec", variant}});
+  }
+  std::fprintf(report.text(), "wrote %s (%zu batch buckets)\n", save_file.c_str(), buckets->engines().size());
+  report.json.update({{"buckets", built}, {"plan_file", save_file}});
+  return report.finish();
+}
+
+int cmd_build(BuildArgs& a, const std::string& save_file, const std::vector<int>& batches) {
+  if (!batches.empty()) return cmd_build_buckets(a, save_file, batches);
   Report& report = a.opt.report;
   auto built = build_engine(a, {}, report);
   if (!built) return fail(built.status());

@@ -53,7 +53,8 @@ Status check_build_flags(const BuildArgs& a);
 Expected<BuiltEngine> build_engine(BuildArgs& a, const ios::engine::DebugOptions& debug, Report& report);
 
 // `ios build --save FILE`: the engine built and written as a plan file.
-int cmd_build(BuildArgs& a, const std::string& save_file);
+// `batches` not empty: batch buckets (engine/buckets.h), one engine per batch size, in one file.
+int cmd_build(BuildArgs& a, const std::string& save_file, const std::vector<int>& batches);
 int cmd_run(RunArgs& a);
 #ifdef IOS_WITH_RUNTIME
 // One --compile-ahead process: its shard of the network's runtime-compiled engines built, nothing run.

@@ -82,6 +82,13 @@ int run_cli(int argc, char** argv) {
   std::string build_save;
   build->add_option("--save", build_save, "write the engine plan here (graph, weights, schedule, kernel choices)")
       ->required();
+  std::vector<int> build_batches;
+  build
+      ->add_option("--batches", build_batches,
+                   "batch buckets: one engine per batch size in this list (1,4,16), each searched and tuned at "
+                   "its batch, saved in one file (instead of --batch)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 65536));
 
   auto* run = app.add_subcommand("run", "execute a network (or an engine plan) on the GPU and time it");
   RunArgs run_args;
@@ -107,7 +114,7 @@ int run_cli(int argc, char** argv) {
     std::printf("%s", app.help().c_str());
     return 0;
   }
-  if (app.got_subcommand("build")) return cmd_build(build_args, build_save);
+  if (app.got_subcommand("build")) return cmd_build(build_args, build_save, build_batches);
   if (app.got_subcommand("run")) {
     if (run_args.build.device == "cpu")
       for (const std::string& flag : gpu_only)

@@ -62,6 +62,11 @@ Status Engine::save(const std::string& path) const { return save_engine_plan(pla
 
 Expected<std::shared_ptr<Engine>> Engine::load(const std::string& path, const LoadOptions& options) {
   ASSIGN_OR_RETURN(EnginePlan plan, load_engine_plan(path));
+  return from_plan(std::move(plan), options, path);
+}
+
+Expected<std::shared_ptr<Engine>> Engine::from_plan(EnginePlan plan, const LoadOptions& options,
+                                                    const std::string& path) {
   std::shared_ptr<Engine> e(new Engine(std::move(plan), options.device));
   if (options.device == Device::kCpu) return e;
 #ifdef IOS_WITH_RUNTIME

@@ -96,6 +96,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
   };
   static Expected<std::shared_ptr<Engine>> load(const std::string& path, const LoadOptions& options);
   static Expected<std::shared_ptr<Engine>> load(const std::string& path) { return load(path, LoadOptions{}); }
+  // What load does once the plan is read; `source` names it in errors.
+  static Expected<std::shared_ptr<Engine>> from_plan(EnginePlan plan, const LoadOptions& options,
+                                                     const std::string& source);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

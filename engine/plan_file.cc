@@ -17,6 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr char kMagic[8] = {'I', 'O', 'S', 'P', 'L', 'A', 'N', '1'};
+constexpr char kBucketsMagic[8] = {'I', 'O', 'S', 'B', 'K', 'T', 'S', '1'};
 constexpr const char* kFormat = "ios-engine-plan";
 constexpr int kVersion = 1;
 constexpr uint64_t kMaxHeaderBytes = uint64_t{64} << 20;
@@ -142,24 +143,25 @@ Status read_header(const json& header, EnginePlan& p) {
   return Status::ok();
 }
 
-}  // namespace
-
-Status save_engine_plan(const EnginePlan& plan, const std::string& path) {
+Status write_plan(const EnginePlan& plan, AtomicFile& out, const std::string& path) {
   RETURN_IF_ERROR(sched::validate(plan.graph, plan.schedule).with_context("cannot write '" + path + "'"));
   const std::string header = header_json(plan).dump();
-  ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
   out.write(kMagic, sizeof(kMagic));
   const uint64_t length = header.size();
   out.write(&length, sizeof(length));
   out.write(header.data(), header.size());
-  RETURN_IF_ERROR(ir::write_weights(plan.weights, out, path));
-  return out.commit();
+  return ir::write_weights(plan.weights, out, path);
 }
 
-Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path) {
+// One plan from `in`, leaving what follows it.
+Expected<EnginePlan> read_plan_record(std::istream& in, const std::string& path) {
   char magic[sizeof(kMagic)];
-  RETURN_ERROR_IF(!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0,
-                  ErrorCode::kInvalidArgument,
+  const bool read = bool(in.read(magic, sizeof(magic)));
+  RETURN_ERROR_IF(read && std::memcmp(magic, kBucketsMagic, sizeof(kBucketsMagic)) == 0, ErrorCode::kInvalidArgument,
+                  path +
+                      ": a file of batch buckets, not one engine plan (load it with BatchBuckets::load; in "
+                      "Python, ios.load)");
+  RETURN_ERROR_IF(!read || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0, ErrorCode::kInvalidArgument,
                   path + ": not an engine plan (bad magic; `ios build --save` writes one)");
   uint64_t length = 0;
   RETURN_ERROR_IF(!in.read(reinterpret_cast<char*>(&length), sizeof(length)) || length > kMaxHeaderBytes,
@@ -170,8 +172,74 @@ Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path)
   ASSIGN_OR_RETURN(json header, parse_json_text(text, path));
   EnginePlan p;
   RETURN_IF_ERROR(read_header(header, p).with_context(path));
-  ASSIGN_OR_RETURN(p.weights, ir::read_weights(p.graph, in, path));  // refuses bytes after them too
+  ASSIGN_OR_RETURN(p.weights, ir::read_weights_record(p.graph, in, path));
   return p;
+}
+
+Status expect_end(std::istream& in, const std::string& path, const char* last) {
+  RETURN_ERROR_IF(in.peek() != std::char_traits<char>::eof(), ErrorCode::kInvalidArgument,
+                  path + ": unexpected bytes after the last " + last);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status save_engine_plan(const EnginePlan& plan, const std::string& path) {
+  ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
+  RETURN_IF_ERROR(write_plan(plan, out, path));
+  return out.commit();
+}
+
+Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path) {
+  ASSIGN_OR_RETURN(EnginePlan p, read_plan_record(in, path));
+  RETURN_IF_ERROR(expect_end(in, path, "tensor"));
+  return p;
+}
+
+Status save_engine_plans(const std::vector<const EnginePlan*>& plans, const std::string& path) {
+  RETURN_ERROR_IF(plans.empty() || plans.size() > size_t(kMaxPlansPerFile), ErrorCode::kInvalidArgument,
+                  "cannot write '" + path + "': a file holds 1 to " + std::to_string(kMaxPlansPerFile) + " plans");
+  ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::create(path));
+  out.write(kBucketsMagic, sizeof(kBucketsMagic));
+  const uint32_t count = uint32_t(plans.size());
+  out.write(&count, sizeof(count));
+  for (const EnginePlan* p : plans) RETURN_IF_ERROR(write_plan(*p, out, path));
+  return out.commit();
+}
+
+Expected<std::vector<EnginePlan>> read_engine_plans(std::istream& in, const std::string& path) {
+  char magic[sizeof(kBucketsMagic)];
+  RETURN_ERROR_IF(!in.read(magic, sizeof(magic)) || std::memcmp(magic, kBucketsMagic, sizeof(magic)) != 0,
+                  ErrorCode::kInvalidArgument, path + ": not a file of batch buckets (bad magic)");
+  uint32_t count = 0;
+  RETURN_ERROR_IF(
+      !in.read(reinterpret_cast<char*>(&count), sizeof(count)) || count == 0 || count > uint32_t(kMaxPlansPerFile),
+      ErrorCode::kInvalidArgument, path + ": truncated, or a plan count outside 1-" + std::to_string(kMaxPlansPerFile));
+  std::vector<EnginePlan> plans;
+  for (uint32_t i = 0; i < count; ++i) {
+    Expected<EnginePlan> p = read_plan_record(in, path);
+    if (!p) return p.status().with_context("plan " + std::to_string(i + 1) + " of " + std::to_string(count));
+    plans.push_back(std::move(*p));
+  }
+  RETURN_IF_ERROR(expect_end(in, path, "plan"));
+  return plans;
+}
+
+Expected<std::vector<EnginePlan>> load_engine_plans(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open '" + path + "'");
+  return read_engine_plans(in, path);
+}
+
+Expected<PlanFileKind> plan_file_kind(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RETURN_ERROR_IF(!in, ErrorCode::kIoError, "cannot open '" + path + "'");
+  char magic[8] = {};
+  in.read(magic, sizeof(magic));
+  if (in && std::memcmp(magic, kMagic, sizeof(magic)) == 0) return PlanFileKind::kEngine;
+  if (in && std::memcmp(magic, kBucketsMagic, sizeof(magic)) == 0) return PlanFileKind::kBuckets;
+  return error(ErrorCode::kInvalidArgument,
+               path + ": neither an engine plan nor a file of batch buckets (`ios build --save` writes one)");
 }
 
 Expected<EnginePlan> load_engine_plan(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/exec_config.h"
 #include "ir/graph.h"
@@ -59,5 +60,16 @@ Status save_engine_plan(const EnginePlan& plan, const std::string& path);
 Expected<EnginePlan> load_engine_plan(const std::string& path);
 // The same from a stream; `path` names it in errors.
 Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path);
+
+// A file of several plans of one network, one per batch size (engine/buckets.h): the 8 bytes "IOSBKTS1",
+// their count (uint32, little-endian), then each plan as save_engine_plan writes it.
+inline constexpr int kMaxPlansPerFile = 64;
+Status save_engine_plans(const std::vector<const EnginePlan*>& plans, const std::string& path);
+Expected<std::vector<EnginePlan>> load_engine_plans(const std::string& path);
+Expected<std::vector<EnginePlan>> read_engine_plans(std::istream& in, const std::string& path);
+
+enum class PlanFileKind : uint8_t { kEngine, kBuckets };
+// Which of the two a file is, from its first bytes; an error for anything else.
+Expected<PlanFileKind> plan_file_kind(const std::string& path);
 
 }  // namespace ios::engine

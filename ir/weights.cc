@@ -153,6 +153,13 @@ Expected<Weights> load_weights(const Graph& g, const std::string& path) {
 // Every size is checked against the graph before anything is allocated, so a file can never ask for
 // more memory than the graph's own parameters.
 Expected<Weights> read_weights(const Graph& g, std::istream& in, const std::string& path) {
+  ASSIGN_OR_RETURN(Weights w, read_weights_record(g, in, path));
+  RETURN_ERROR_IF(in.peek() != std::char_traits<char>::eof(), ErrorCode::kInvalidArgument,
+                  path + ": unexpected bytes after the last tensor");
+  return w;
+}
+
+Expected<Weights> read_weights_record(const Graph& g, std::istream& in, const std::string& path) {
   char magic[8];
   RETURN_ERROR_IF(!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0, ErrorCode::kInvalidArgument,
                   path + ": not a weights file (bad magic)");
@@ -187,8 +194,6 @@ Expected<Weights> read_weights(const Graph& g, std::istream& in, const std::stri
       }
     }
   }
-  RETURN_ERROR_IF(in.peek() != std::char_traits<char>::eof(), ErrorCode::kInvalidArgument,
-                  path + ": unexpected bytes after the last tensor");
   return w;
 }
 

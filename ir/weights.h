@@ -44,5 +44,7 @@ Status write_weights(const Weights& w, AtomicFile& out, const std::string& path)
 // Checks the file against the graph's parameter shapes and names the first mismatch.
 Expected<Weights> load_weights(const Graph& g, const std::string& path);
 Expected<Weights> read_weights(const Graph& g, std::istream& in, const std::string& source_name);
+// One record from `in`, leaving what follows it (a file of several engine plans holds several).
+Expected<Weights> read_weights_record(const Graph& g, std::istream& in, const std::string& source_name);
 
 }  // namespace ios::ir

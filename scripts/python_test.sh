@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package as a user installs it: a fresh virtual environment (build/python-venv, Debian's
 # python3), `pip install .` from the repository, then its tests (python/tests) with pytest. Without a GPU
-# the engines run on the CPU reference executor; the GPU tests skip themselves.
+# the engines run on the CPU reference executor; the GPU tests skip themselves. examples/serve_triton.py is
+# tested serving over loopback.
 # IOS_PYTHON_CUDA_ARCHITECTURES (default 90): the GPUs the test build compiles kernels for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,8 @@ rm -rf "$venv"
 # valid CMake build between runs and a second install recompiles only what changed.
 mapfile -t requires < <("$venv/bin/python" -c \
   'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')
-"$venv/bin/python" -m pip install --quiet numpy pytest onnx "${requires[@]}"
+# nvidia-pytriton: Triton Inference Server for the serving example's test (it pins numpy below 2).
+"$venv/bin/python" -m pip install --quiet numpy pytest onnx nvidia-pytriton==0.7.0 "${requires[@]}"
 start=$(date +%s)
 "$venv/bin/python" -m pip install --quiet --no-build-isolation . -Cbuild-dir=build/python \
   -Ccmake.define.CMAKE_CUDA_ARCHITECTURES="${IOS_PYTHON_CUDA_ARCHITECTURES:-90}"

@@ -343,4 +343,24 @@ TEST(Cli, BuildSavesAPlanThatRunRunsAsTheNetwork) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Cli, BuildWithBatchesSavesBatchBucketsInOneFile) {
+  const std::string dir = ::testing::TempDir() + "ios_cli_buckets_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const Result built = ios("build --model ios_sample --device cpu --batches 4,1 --save " + dir + "/b.plan");
+  ASSERT_EQ(built.code, 0) << built.out;
+  EXPECT_NE(built.out.find("Built ios_sample | Batchsize: 1"), std::string::npos) << built.out;
+  EXPECT_NE(built.out.find("Built ios_sample | Batchsize: 4"), std::string::npos) << built.out;
+  EXPECT_NE(built.out.find("(2 batch buckets)"), std::string::npos) << built.out;
+  const Result run = ios("run --plan " + dir + "/b.plan --device cpu");
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.out.find("a file of batch buckets, not one engine plan"), std::string::npos) << run.out;
+  const Result twice = ios("build --model ios_sample --device cpu --batches 2,2 --save " + dir + "/c.plan");
+  EXPECT_EQ(twice.code, 1);
+  EXPECT_NE(twice.out.find("given twice"), std::string::npos) << twice.out;
+  const Result zero = ios("build --model ios_sample --device cpu --batches 0,2 --save " + dir + "/c.plan");
+  EXPECT_NE(zero.code, 0);
+  EXPECT_NE(zero.out.find("--batches"), std::string::npos) << zero.out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace

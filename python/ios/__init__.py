@@ -21,11 +21,12 @@ import numpy as np
 
 from . import _ios
 from ._ios import Error, gpu_present, has_gpu_runtime
-from ._context import Engine, ExecutionContext
+from ._context import BatchBuckets, Engine, ExecutionContext
 
 __version__: str = _ios.__version__
 
 __all__ = [
+    "BatchBuckets",
     "Engine",
     "Error",
     "ExecutionContext",
@@ -48,7 +49,7 @@ def build(
     precision: str = "fp32",
     layout: str = "auto",
     policy: str = "ios-both",
-    batch: int = 1,
+    batch: Union[int, Sequence[int]] = 1,
     r: int = 3,
     s: int = 8,
     cost_model: str = "auto",
@@ -66,7 +67,7 @@ def build(
     weights: Optional[PathLike] = None,
     schedule: Optional[PathLike] = None,
     verbose: bool = False,
-) -> Engine:
+) -> Union[Engine, BatchBuckets]:
     """Builds an engine: searches a schedule, tunes its kernels and picks how it executes.
 
     The options are the ``ios build`` command's (``docs/cli.md``), with the same names and checks.
@@ -78,7 +79,9 @@ def build(
       precision: ``fp32`` (strict), ``tf32``, ``fp16`` or ``bf16``.
       layout: ``nchw``, ``nhwc`` or ``auto`` (NHWC where tensor cores run).
       policy: ``ios-both``, ``ios-merge``, ``ios-parallel``, ``greedy``, ``sequential`` or ``opara``.
-      batch: the batch size the engine runs (its schedule and kernels are specialized to it).
+      batch: the batch size the engine runs (its schedule and kernels are specialized to it); a list of
+        sizes builds one engine per size, returned as ``BatchBuckets``, which runs a call of n samples on
+        the smallest bucket of at least n.
       r, s: IOS's pruning: at most r operators per group, s groups per stage.
       cost_model: ``measured`` (stages timed on the GPU), ``analytic``, or ``auto`` (measured on a GPU).
       exec: ``staged``, ``dataflow``, ``dataflow-ordered``, or ``auto`` (staged and dataflow timed, the
@@ -118,10 +121,16 @@ def build(
         stage_timing=stage_timing,
         verbose=verbose,
     )
+    weights_path = os.fspath(weights) if weights is not None else ""
+    if not isinstance(batch, int):
+        if schedule is not None:
+            raise Error("a schedule file is searched at one batch size: give one batch with it")
+        del options["batch"]
+        return BatchBuckets(_ios.build_buckets(os.fspath(model), options, list(batch), weights=weights_path))
     handle = _ios.build(
         os.fspath(model),
         options,
-        weights=os.fspath(weights) if weights is not None else "",
+        weights=weights_path,
         schedule=os.fspath(schedule) if schedule is not None else "",
     )
     return Engine(handle)
@@ -129,13 +138,16 @@ def build(
 
 def load(
     path: PathLike, *, device: Optional[str] = None, kernel_cache: Optional[str] = None, verbose: bool = False
-) -> Engine:
-    """Loads an engine from a plan file: no search, no tuning.
+) -> Union[Engine, BatchBuckets]:
+    """Loads an engine (or batch buckets, whichever the file holds) from a plan file: no search, no tuning.
 
     On the GPU the plan must have been built on the same GPU model and library versions (``ios.Error``
     says which differ); ``device="cpu"`` runs any plan on the CPU reference executor.
     """
-    return Engine(_ios.load(os.fspath(path), device or "", kernel_cache or "", verbose))
+    path = os.fspath(path)
+    if _ios.plan_file_kind(path) == "buckets":
+        return BatchBuckets(_ios.load_buckets(path, device or "", kernel_cache or "", verbose))
+    return Engine(_ios.load(path, device or "", kernel_cache or "", verbose))
 
 
 def models() -> Sequence[Tuple[str, str]]:

@@ -132,3 +132,49 @@ class Engine:
             f"<ios.Engine {self.name}: {self.schedule}, {self.stages} stages, {self.precision} {self.layout}, "
             f"batch {self.batch}, {self.device}, input {self.input_shape}, output {self.output_shape}>"
         )
+
+
+class BatchBuckets:
+    """Engines of one network for several batch sizes (TensorRT's optimization profiles): each is searched,
+    tuned and timed at its batch, since IOS specializes a schedule to it. A call of n samples runs on the
+    smallest bucket of at least n; the rows past n are zeros, and the output has n rows. Make them with
+    ``ios.build(model, batch=[1, 4, 16])`` or ``ios.load``."""
+
+    def __init__(self, handle: _ios.BatchBuckets):
+        self._b = handle
+        self.engines = [Engine(e) for e in handle.engines]
+        self._by_batch = {e.batch: e for e in self.engines}
+
+    @property
+    def batches(self) -> list:
+        """The buckets' batch sizes, increasing."""
+        return [e.batch for e in self.engines]
+
+    def engine_for(self, n: int) -> Engine:
+        """The engine of the smallest bucket that holds n samples (``ios.Error`` where none does)."""
+        return self._by_batch[self._b.engine_for(int(n)).batch]
+
+    def save(self, path: "os.PathLike[str] | str") -> None:
+        """Writes every bucket's plan into one file (atomically)."""
+        self._b.save(os.fspath(path))
+
+    def __call__(self, input: Any) -> Any:
+        """One inference of ``len(input)`` samples on its bucket's default context; see
+        ``ExecutionContext.__call__``."""
+        n = int(input.shape[0])
+        engine = self.engine_for(n)
+        if engine.batch == n:
+            return engine(input)
+        torch = _torch_module(input)
+        if torch is not None:
+            padded = torch.zeros((engine.batch,) + tuple(input.shape[1:]), dtype=torch.float32, device=input.device)
+            padded[:n] = input
+        else:
+            input = np.asarray(input, dtype=np.float32)
+            padded = np.zeros((engine.batch,) + input.shape[1:], dtype=np.float32)
+            padded[:n] = input
+        return engine(padded)[:n]
+
+    def __repr__(self) -> str:
+        e = self.engines[0]
+        return f"<ios.BatchBuckets {e.name}: batches {self.batches}, {e.precision} {e.layout}, {e.device}>"

@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
+#include "engine/buckets.h"
 #include "engine/components.h"
 #include "engine/network.h"
 #include "scheduler/schedule.h"
@@ -25,13 +26,17 @@ engine::Device device_or_default(const std::string& name) {
   return value_or_throw(engine::parse_device(name));
 }
 
+engine::Network open_network(const std::string& model, const std::string& weights) {
+  engine::NetworkSource source = engine::network_source(model);
+  source.weights_file = weights;
+  return value_or_throw(engine::open_network(source));
+}
+
 std::shared_ptr<Engine> build(const std::string& model, const nb::dict& options, const std::string& weights,
                               const std::string& schedule_file) {
   engine::BuildOptions o = build_options(options);
   nb::gil_scoped_release released;
-  engine::NetworkSource source = engine::network_source(model);
-  source.weights_file = weights;
-  engine::Network network = value_or_throw(engine::open_network(source));
+  engine::Network network = open_network(model, weights);
   std::unique_ptr<engine::Builder> builder = value_or_throw(engine::Builder::create(o));
   std::optional<sched::Schedule> schedule;
   if (!schedule_file.empty()) schedule = value_or_throw(sched::load_schedule_for(network.graph, schedule_file));
@@ -39,14 +44,38 @@ std::shared_ptr<Engine> build(const std::string& model, const nb::dict& options,
   return value_or_throw(std::move(built));
 }
 
-std::shared_ptr<Engine> load(const std::string& path, const std::string& device, const std::string& kernel_cache,
-                             bool verbose) {
+engine::BatchBuckets build_buckets(const std::string& model, const nb::dict& options, std::vector<int> batches,
+                                   const std::string& weights) {
+  engine::BuildOptions o = build_options(options);
+  nb::gil_scoped_release released;
+  engine::Network network = open_network(model, weights);
+  return value_or_throw(engine::BatchBuckets::build(o, network.graph, network.take_weights(), std::move(batches)));
+}
+
+engine::Engine::LoadOptions load_options(const std::string& device, const std::string& kernel_cache, bool verbose) {
   engine::Engine::LoadOptions o;
   o.device = device_or_default(device);
   o.kernel_cache = kernel_cache.empty() ? engine::default_kernel_cache() : kernel_cache;
   o.verbose = verbose;
+  return o;
+}
+
+std::shared_ptr<Engine> load(const std::string& path, const std::string& device, const std::string& kernel_cache,
+                             bool verbose) {
+  const engine::Engine::LoadOptions o = load_options(device, kernel_cache, verbose);
   nb::gil_scoped_release released;
   return value_or_throw(Engine::load(path, o));
+}
+
+engine::BatchBuckets load_buckets(const std::string& path, const std::string& device, const std::string& kernel_cache,
+                                  bool verbose) {
+  const engine::Engine::LoadOptions o = load_options(device, kernel_cache, verbose);
+  nb::gil_scoped_release released;
+  return value_or_throw(engine::BatchBuckets::load(path, o));
+}
+
+std::string plan_file_kind(const std::string& path) {
+  return value_or_throw(engine::plan_file_kind(path)) == engine::PlanFileKind::kEngine ? "engine" : "buckets";
 }
 
 nb::ndarray<nb::numpy, float> run(ExecutionContext& c, const nb::ndarray<float, nb::c_contig, nb::device::cpu>& x) {
@@ -107,6 +136,18 @@ void bind_engine(nb::module_& m) {
           "A context with buffers (and on the GPU streams and a CUDA graph) of its own.");
 }
 
+void bind_buckets(nb::module_& m) {
+  nb::class_<engine::BatchBuckets>(m, "BatchBuckets", "Engines of one network for several batch sizes.")
+      .def_prop_ro("batches", &engine::BatchBuckets::batches, "the buckets' batch sizes, increasing")
+      .def_prop_ro("engines", &engine::BatchBuckets::engines, "one engine per bucket, by increasing batch")
+      .def(
+          "engine_for", [](const engine::BatchBuckets& b, int n) { return value_or_throw(b.engine_for(n)); },
+          nb::arg("n"), "The smallest bucket's engine that holds n samples.")
+      .def(
+          "save", [](const engine::BatchBuckets& b, const std::string& path) { check(b.save(path)); }, nb::arg("path"),
+          "Writes every bucket's plan into one file (atomically).");
+}
+
 void bind_context(nb::module_& m) {
   nb::class_<ExecutionContext>(m, "ExecutionContext", "Runs an engine; inferences of one context share its buffers.")
       .def_prop_ro("device", [](const ExecutionContext& c) { return std::string(device_name(c.device())); })
@@ -138,9 +179,16 @@ NB_MODULE(_ios, m) {
   nb::exception<Error>(m, "Error", PyExc_RuntimeError);
   bind_engine(m);
   bind_context(m);
+  bind_buckets(m);
   m.def("build", &build, nb::arg("model"), nb::arg("options"), nb::arg("weights") = "", nb::arg("schedule") = "",
         "An engine of `model` (an ONNX file, an IOS graph file or a built-in model name), built with `options` "
         "(see ios.build).");
+  m.def("build_buckets", &build_buckets, nb::arg("model"), nb::arg("options"), nb::arg("batches"),
+        nb::arg("weights") = "", "One engine of `model` per batch size in `batches` (see ios.build).");
+  m.def("load_buckets", &load_buckets, nb::arg("path"), nb::arg("device") = "", nb::arg("kernel_cache") = "",
+        nb::arg("verbose") = false, "Batch buckets from their file.");
+  m.def("plan_file_kind", &plan_file_kind, nb::arg("path"),
+        "'engine' (one plan) or 'buckets' (several batch sizes); raises for anything else.");
   m.def("load", &load, nb::arg("path"), nb::arg("device") = "", nb::arg("kernel_cache") = "",
         nb::arg("verbose") = false, "An engine from a plan file; device '' picks the GPU where there is one.");
   m.def(

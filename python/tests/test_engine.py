@@ -131,3 +131,26 @@ def test_cpu_torch_tensors_give_torch_tensors(small_model):
     y = engine(x)
     assert isinstance(y, torch.Tensor) and y.shape == (1, 5, 4, 3)
     assert rel_l2(y.numpy(), conv_relu_pool_reference(x.numpy(), w, b)) < 1e-6
+
+
+def test_batch_buckets_run_each_call_on_the_smallest_bucket_holding_it(small_model, tmp_path):
+    path, w, b = small_model
+    buckets = ios.build(path, device="cpu", batch=[4, 1])
+    assert isinstance(buckets, ios.BatchBuckets) and buckets.batches == [1, 4]
+    assert [e.batch for e in buckets.engines] == [1, 4] and buckets.engine_for(2).batch == 4
+    x = np.random.default_rng(4).standard_normal((3, 3, 9, 7)).astype(np.float32)
+    y = buckets(x)  # three samples, padded into the bucket of four
+    assert y.shape == (3, 5, 4, 3)
+    assert rel_l2(y, conv_relu_pool_reference(x, w, b)) < 1e-6
+    assert np.array_equal(buckets(x[:1]), y[:1])
+    with pytest.raises(ios.Error, match=re.escape("a batch of 5 samples: the largest of the engine's batch buckets")):
+        buckets(np.zeros((5, 3, 9, 7), np.float32))
+    file = tmp_path / "m.buckets"
+    buckets.save(file)
+    loaded = ios.load(file, device="cpu")
+    assert isinstance(loaded, ios.BatchBuckets) and loaded.batches == [1, 4]
+    assert np.array_equal(loaded(x), y)
+    with pytest.raises(ios.Error, match="given twice"):
+        ios.build(path, device="cpu", batch=[2, 2])
+    with pytest.raises(ios.Error, match="neither an engine plan nor a file of batch buckets"):
+        ios.load(path, device="cpu")  # an ONNX file

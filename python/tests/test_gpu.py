@@ -107,3 +107,16 @@ def test_torch_compile_backend_runs_the_captured_graph_as_an_engine(tmp_path):
         y, expected = fast(x), model(x)
     assert len(list(tmp_path.glob("*.plan"))) == 1  # built by ios
     assert float((y - expected).norm() / expected.norm()) < 1e-4
+
+
+def test_batch_buckets_pad_cuda_tensors_into_their_bucket(tmp_path):
+    from small_models import conv_relu_pool_model
+
+    path = tmp_path / "conv_relu_pool.onnx"
+    w, b = conv_relu_pool_model(path)
+    buckets = ios.build(path, precision="fp32", batch=[1, 4], kernel_cache="none")
+    x = torch.randn(3, 3, 9, 7, device="cuda")
+    y = buckets(x)
+    assert y.is_cuda and tuple(y.shape) == (3, 5, 4, 3)
+    torch.cuda.synchronize()
+    assert rel_l2(y.cpu().numpy(), conv_relu_pool_reference(x.cpu().numpy(), w, b)) < 1e-5
