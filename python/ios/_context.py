@@ -76,9 +76,9 @@ class ExecutionContext:
             out = torch.empty(self._output_shape, dtype=torch.float32, device=x.device)
             stream = _raw_stream(torch, x.device.index)
             if x.shape != self._input_shape or x.device.index != self._gpu:
-                self._ctx.enqueue(x.detach(), out, stream)  # raises, naming what differs
-            # Checked above: the addresses alone cost less than DLPack's exchange (per-call overhead).
-            self._ctx._enqueue_pointers(x.data_ptr(), out.data_ptr(), stream)
+                self._ctx.enqueue(x.detach(), out, stream)  # the checked path: raises, naming what differs
+            else:  # checked here: the addresses alone cost less than DLPack's exchange (per-call overhead)
+                self._ctx._enqueue_pointers(x.data_ptr(), out.data_ptr(), stream)
             return out
         if torch is not None:
             result = self.run(input.detach().cpu().numpy())
