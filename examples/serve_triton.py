@@ -4,7 +4,8 @@
     python examples/serve_triton.py model.plan                 # a plan or batch-buckets file (ios build --save)
     python examples/serve_triton.py model.onnx --batches 1,4,16 --precision fp16   # built first
 
-The model is served as "ios" (HTTP on --http-port, gRPC on --grpc-port) with one float32 input "input" of
+The model is served as "ios" (HTTP on --http-port, gRPC on --grpc-port, on --address: this machine only
+unless told otherwise) with one float32 input "input" of
 one sample's shape (C, H, W) and one output "output" (C', H', W'). Triton's dynamic batcher gathers
 requests up to the largest batch the engine has; each batch runs on the smallest bucket holding it, padded.
 --instances N serves N model instances, each with execution contexts of its own, side by side.
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--device", default=None, help="gpu | cpu (the reference executor); default: the GPU if any")
     ap.add_argument("--instances", type=int, default=1, help="model instances (execution contexts) to serve")
     ap.add_argument("--queue-delay-us", type=int, default=100, help="dynamic batcher: longest wait to fill a batch")
+    ap.add_argument("--address", default="127.0.0.1", help="where to listen (0.0.0.0: every interface)")
     ap.add_argument("--http-port", type=int, default=8000)
     ap.add_argument("--grpc-port", type=int, default=8001)
     ap.add_argument("--metrics-port", type=int, default=8002)
@@ -73,7 +75,8 @@ def main():
 
         return infer
 
-    config = TritonConfig(http_port=args.http_port, grpc_port=args.grpc_port, metrics_port=args.metrics_port)
+    config = TritonConfig(http_address=args.address, http_port=args.http_port, grpc_address=args.address,
+                          grpc_port=args.grpc_port, metrics_port=args.metrics_port)
     with Triton(config=config) as triton:
         triton.bind(
             model_name="ios",

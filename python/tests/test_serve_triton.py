@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -30,23 +31,37 @@ def free_ports(n):
     return ports
 
 
+def wait_until_ready(server, log, seconds=240):
+    """Until the server prints "ready"; its log is a file, so that a server writing much never blocks."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if "ready" in log.read_text().splitlines():
+            return
+        assert server.poll() is None, f"the server exited ({server.returncode}):\n{log.read_text()[-3000:]}"
+        time.sleep(0.5)
+    raise AssertionError(f"the server was not ready in {seconds} s:\n{log.read_text()[-3000:]}")
+
+
 def test_serves_batch_buckets_to_concurrent_clients_and_stops(small_model, tmp_path):
     path, _, _ = small_model
     buckets = ios.build(path, device="cpu", batch=[1, 4])
     plan = tmp_path / "m.buckets"
     buckets.save(plan)
     http, grpc, metrics = free_ports(3)
-    server = subprocess.Popen(
-        [sys.executable, str(EXAMPLE), str(plan), "--device", "cpu", "--instances", "2", "--http-port", str(http),
-         "--grpc-port", str(grpc), "--metrics-port", str(metrics)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = tmp_path / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(
+            [sys.executable, str(EXAMPLE), str(plan), "--device", "cpu", "--instances", "2", "--http-port", str(http),
+             "--grpc-port", str(grpc), "--metrics-port", str(metrics)],
+            stdout=out, stderr=subprocess.STDOUT)
     try:
+        wait_until_ready(server, log)
         rng = np.random.default_rng(5)
         samples = [rng.standard_normal((1, 3, 9, 7)).astype(np.float32) for _ in range(24)]
         expected = [buckets(x) for x in samples]
 
         def ask(i):
-            with ModelClient(f"localhost:{http}", "ios", init_timeout_s=120, inference_timeout_s=60) as client:
+            with ModelClient(f"127.0.0.1:{http}", "ios", init_timeout_s=60, inference_timeout_s=60) as client:
                 return client.infer_batch(input=samples[i])["output"]
 
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
@@ -57,8 +72,8 @@ def test_serves_batch_buckets_to_concurrent_clients_and_stops(small_model, tmp_p
     finally:
         server.send_signal(signal.SIGINT)
         try:
-            out, _ = server.communicate(timeout=60)
+            server.wait(timeout=60)
         except subprocess.TimeoutExpired:
             server.kill()
-            out, _ = server.communicate()
-    assert "serving conv_relu_pool: batches [1, 4]" in out, out[-3000:]
+            server.wait()
+    assert "serving conv_relu_pool: batches [1, 4]" in log.read_text(), log.read_text()[-3000:]
