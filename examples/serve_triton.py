@@ -20,23 +20,6 @@ import numpy as np
 import ios
 
 
-class Worker:
-    """One model instance: an execution context per bucket, used by one thread."""
-
-    def __init__(self, engines):
-        self.engines = sorted(engines, key=lambda e: e.batch)
-        self.contexts = {e.batch: e.create_context() for e in self.engines}
-
-    def __call__(self, x):
-        n = len(x)
-        engine = next((e for e in self.engines if e.batch >= n), None)
-        if engine is None:
-            raise ios.Error(f"a batch of {n} samples: the largest the engine runs is {self.engines[-1].batch}")
-        if n < engine.batch:
-            x = np.concatenate([x, np.zeros((engine.batch - n,) + x.shape[1:], np.float32)])
-        return self.contexts[engine.batch].run(x)[:n]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", help="a plan or batch-buckets file, or a model to build (ONNX, graph file, name)")
@@ -71,7 +54,7 @@ def main():
     def infer_function(worker):
         @batch
         def infer(input):
-            return {"output": worker(input)}
+            return {"output": np.asarray(worker(input))}
 
         return infer
 
@@ -80,7 +63,7 @@ def main():
     with Triton(config=config) as triton:
         triton.bind(
             model_name="ios",
-            infer_func=[infer_function(Worker(engines)) for _ in range(args.instances)],
+            infer_func=[infer_function(ios.BucketsContext(engines)) for _ in range(args.instances)],
             inputs=[Tensor(name="input", dtype=np.float32, shape=tuple(first.input_shape[1:]))],
             outputs=[Tensor(name="output", dtype=np.float32, shape=tuple(first.output_shape[1:]))],
             config=ModelConfig(

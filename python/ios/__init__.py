@@ -21,12 +21,13 @@ import numpy as np
 
 from . import _ios
 from ._ios import Error, gpu_present, has_gpu_runtime
-from ._context import BatchBuckets, Engine, ExecutionContext
+from ._context import BatchBuckets, BucketsContext, Engine, ExecutionContext
 
 __version__: str = _ios.__version__
 
 __all__ = [
     "BatchBuckets",
+    "BucketsContext",
     "Engine",
     "Error",
     "ExecutionContext",

@@ -4,7 +4,7 @@ paths, a default context)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -134,6 +134,46 @@ class Engine:
         )
 
 
+def _smallest_holding(engines: Sequence["Engine"], n: int) -> "Engine":
+    """Of engines by increasing batch, the first that holds n samples (``ios.Error`` where none does)."""
+    if n < 1:
+        raise _ios.Error(f"a batch of {n} samples")
+    for e in engines:
+        if e.batch >= n:
+            return e
+    raise _ios.Error(
+        f"a batch of {n} samples: the largest of the engine's batch buckets "
+        f"({', '.join(str(e.batch) for e in engines)}) is {engines[-1].batch}"
+    )
+
+
+class BucketsContext:
+    """Execution contexts of engines of one network at several batch sizes, one context each: a call of n
+    samples runs on the smallest engine of at least n, the rows past n zeros, and gives n rows. Like an
+    ExecutionContext, use one per thread (a Triton model instance holds one)."""
+
+    def __init__(self, engines: Sequence["Engine"]):
+        self._engines = sorted(engines, key=lambda e: e.batch)
+        self._contexts = {e.batch: e.create_context() for e in self._engines}
+
+    def __call__(self, input: Any) -> Any:
+        """One inference of ``len(input)`` samples; see ``ExecutionContext.__call__``."""
+        n = int(input.shape[0])
+        engine = _smallest_holding(self._engines, n)
+        context = self._contexts[engine.batch]
+        if engine.batch == n:
+            return context(input)
+        torch = _torch_module(input)
+        if torch is not None:
+            padded = torch.zeros((engine.batch,) + tuple(input.shape[1:]), dtype=torch.float32, device=input.device)
+            padded[:n] = input
+        else:
+            input = np.asarray(input, dtype=np.float32)
+            padded = np.zeros((engine.batch,) + input.shape[1:], dtype=np.float32)
+            padded[:n] = input
+        return context(padded)[:n]
+
+
 class BatchBuckets:
     """Engines of one network for several batch sizes (TensorRT's optimization profiles): each is searched,
     tuned and timed at its batch, since IOS specializes a schedule to it. A call of n samples runs on the
@@ -143,7 +183,7 @@ class BatchBuckets:
     def __init__(self, handle: _ios.BatchBuckets):
         self._b = handle
         self.engines = [Engine(e) for e in handle.engines]
-        self._by_batch = {e.batch: e for e in self.engines}
+        self._default: Optional[BucketsContext] = None
 
     @property
     def batches(self) -> list:
@@ -152,28 +192,21 @@ class BatchBuckets:
 
     def engine_for(self, n: int) -> Engine:
         """The engine of the smallest bucket that holds n samples (``ios.Error`` where none does)."""
-        return self._by_batch[self._b.engine_for(int(n)).batch]
+        return _smallest_holding(self.engines, int(n))
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """Writes every bucket's plan into one file (atomically)."""
         self._b.save(os.fspath(path))
 
+    def create_context(self) -> BucketsContext:
+        """A context per bucket, for one thread."""
+        return BucketsContext(self.engines)
+
     def __call__(self, input: Any) -> Any:
-        """One inference of ``len(input)`` samples on its bucket's default context; see
-        ``ExecutionContext.__call__``."""
-        n = int(input.shape[0])
-        engine = self.engine_for(n)
-        if engine.batch == n:
-            return engine(input)
-        torch = _torch_module(input)
-        if torch is not None:
-            padded = torch.zeros((engine.batch,) + tuple(input.shape[1:]), dtype=torch.float32, device=input.device)
-            padded[:n] = input
-        else:
-            input = np.asarray(input, dtype=np.float32)
-            padded = np.zeros((engine.batch,) + input.shape[1:], dtype=np.float32)
-            padded[:n] = input
-        return engine(padded)[:n]
+        """One inference of ``len(input)`` samples on the default contexts (made on first use)."""
+        if self._default is None:
+            self._default = self.create_context()
+        return self._default(input)
 
     def __repr__(self) -> str:
         e = self.engines[0]

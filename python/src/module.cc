@@ -141,9 +141,6 @@ void bind_buckets(nb::module_& m) {
       .def_prop_ro("batches", &engine::BatchBuckets::batches, "the buckets' batch sizes, increasing")
       .def_prop_ro("engines", &engine::BatchBuckets::engines, "one engine per bucket, by increasing batch")
       .def(
-          "engine_for", [](const engine::BatchBuckets& b, int n) { return value_or_throw(b.engine_for(n)); },
-          nb::arg("n"), "The smallest bucket's engine that holds n samples.")
-      .def(
           "save", [](const engine::BatchBuckets& b, const std::string& path) { check(b.save(path)); }, nb::arg("path"),
           "Writes every bucket's plan into one file (atomically).");
 }
