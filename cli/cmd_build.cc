@@ -44,6 +44,7 @@ Expected<ios::engine::BuildOptions> build_options(const BuildArgs& a) {
   o.fused_sums = !a.no_fused_sums;
   o.shared_concats = !a.no_shared_concats;
   o.conv_engine = a.opt.conv_engine;
+  o.own_kernels = a.opt.own_kernels_on();
   o.kernel_cache = a.opt.kernel_cache == "none" ? "" : a.opt.kernel_cache;
   o.verbose = a.opt.verbose;
   return o;

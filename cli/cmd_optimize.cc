@@ -107,7 +107,8 @@ struct ExtraWorkers {
         const cudaError_t set = cudaSetDevice(devices[i]);
         made[i].emplace(set != cudaSuccess
                             ? ios::rt::cuda_error(set, "cudaSetDevice", __FILE__, __LINE__)
-                            : ios::engine::make_gpu_context(setup.config, a.conv_engine, a.kernel_cache, a.verbose));
+                            : ios::engine::make_gpu_context(setup.config, a.conv_engine, a.own_kernels_on(),
+                                                            a.kernel_cache, a.verbose));
       });
     for (std::thread& t : threads) t.join();
     CHECK_CUDA(cudaSetDevice(devices[0]));

@@ -80,13 +80,13 @@ void print_kernels(const ios::rt::Executor& exec, const ios::rt::Context& ctx, R
   const ios::rt::KernelStats& k = ctx.kernel_stats();
   std::fprintf(
       report.text(),
-      "Convolutions: %d (%d with bias/activation fused, %d on the legacy API, %d writing a packed output our kernel "
-      "copies into its slice) | %s, from the kernel cache file %d (%d "
+      "Convolutions: %d (%d with bias/activation fused, %d on our kernels, %d on the legacy API, %d writing a packed "
+      "output our kernel copies into its slice) | %s, from the kernel cache file %d (%d "
       "of them compiled plans loaded; %d tuned again, kept from the file) | concat inputs written in place %d, copied "
       "%d | sums fused into convolutions "
       "%d (%d in the cuDNN graph)\n",
-      r.convs, r.fused, r.legacy, r.output_copied, tuning_text(k).c_str(), k.from_file, k.plans_loaded, k.retuned,
-      r.concat_inputs_in_place, r.concat_inputs_copied, r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
+      r.convs, r.fused, r.own, r.legacy, r.output_copied, tuning_text(k).c_str(), k.from_file, k.plans_loaded,
+      k.retuned, r.concat_inputs_in_place, r.concat_inputs_copied, r.sums_in_conv + r.sums_in_epilogue, r.sums_in_conv);
   if (ctx.options().verbose)
     for (const auto& [name, count] : r.engines)
       std::fprintf(report.text(), "  engine %-48s x%d\n", name.c_str(), count);
@@ -212,6 +212,7 @@ Status report_timing(const RunArgs& a, const ios::rt::Executor& exec, const ios:
   j["kernels"] = {{"convolutions", k.convs},
                   {"fused_bias_activation", k.fused},
                   {"legacy", k.legacy},
+                  {"own_kernels", k.own},
                   {"output_copied", k.output_copied},
                   {"engines_tuned", ctx.kernel_stats().tuned},
                   {"engines_from_cache_file", ctx.kernel_stats().from_file},
@@ -295,6 +296,7 @@ int cmd_compile_ahead(const OptimizeArgs& a, const std::string& shard, const std
   if (!engine) return fail(engine.status());
   ios::rt::ContextOptions co;
   co.conv_engine = *engine;
+  co.own_kernels = a.own_kernels_on();
   co.kernel_cache_path = a.kernel_cache == "none" ? "" : a.kernel_cache;
   auto compiled = ios::rt::compile_shard(*g, setup->config, co, k, n, plans_dir);
   if (!compiled) return fail(compiled.status());

@@ -110,6 +110,8 @@ struct OptimizeArgs {
   std::string layout = "auto";
   std::string concat_writes = "in-place";
   std::string conv_engine = "auto";
+  std::string own_kernels = "on";  // on | off
+  bool own_kernels_on() const { return own_kernels == "on"; }
   std::string kernel_cache;
   // auto | N: rt::CompileAheadProcesses. A machine's first tf32 search of Inception V3 took 8.7-9.3 s with 8
   // against 9.6-10.5 s without, NasNet 34-37 s against 50-54 s (H100), and searches with and without them,
@@ -172,6 +174,11 @@ struct OptimizeArgs {
         })
 #endif
         ;
+    cmd->add_option("--own-kernels", own_kernels,
+                    "on (our kernels, such as depthwise convolutions, are timed against cuDNN's engines and kept "
+                    "where faster) | off (cuDNN only)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
     kernel_cache = default_kernel_cache();
     cmd->add_option("--kernel-cache", kernel_cache, "file of tuned convolution engines (none: do not persist)")
         ->capture_default_str();

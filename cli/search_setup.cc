@@ -32,6 +32,7 @@ Status start_compile_ahead_on_tuning(const Graph& g, const OptimizeArgs& args, c
                                                 "--layout",        ios::layout_name(config.layout),
                                                 "--concat-writes", ios::concat_writes_name(config.concat_writes),
                                                 "--conv-engine",   args.conv_engine,
+                                                "--own-kernels",   args.own_kernels,
                                                 "--batch",         std::to_string(config.batch),
                                                 "--kernel-cache",  args.kernel_cache};
   context.set_before_tuning([&g, self, config_args, n = *processes]() -> ios::rt::Context::TuningCompanions {

@@ -46,7 +46,8 @@ struct SearchSetup {
 
   ContextPtr context() {
     if (!context_)
-      context_ = ios::engine::make_gpu_context(config, args->conv_engine, args->kernel_cache, args->verbose);
+      context_ = ios::engine::make_gpu_context(config, args->conv_engine, args->own_kernels_on(), args->kernel_cache,
+                                               args->verbose);
     return *context_;
   }
 };

@@ -53,8 +53,8 @@ Expected<std::shared_ptr<rt::Context>> Builder::gpu_context() {
 #ifdef IOS_WITH_RUNTIME
   RETURN_ERROR_IF(options_.device != Device::kGpu, ErrorCode::kUnavailable, "a build for the CPU has no GPU context");
   if (!gpu_->context) {
-    ASSIGN_OR_RETURN(gpu_->context,
-                     make_gpu_context(config_, options_.conv_engine, options_.kernel_cache, options_.verbose));
+    ASSIGN_OR_RETURN(gpu_->context, make_gpu_context(config_, options_.conv_engine, options_.own_kernels,
+                                                     options_.kernel_cache, options_.verbose));
     if (on_gpu_context_) RETURN_IF_ERROR(on_gpu_context_(*gpu_->context));
   }
   return gpu_->context;
@@ -189,6 +189,7 @@ Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, ir::Weights w, std
   plan.execution =
       Execution{o.exec_modes.front(), o.prefetch_aheads.front(), o.cuda_graph, o.fused_sums, o.shared_concats};
   plan.info.conv_engine = o.conv_engine;
+  plan.info.own_kernels = o.own_kernels;
   plan.info.ios_version = IOS_VERSION;
   if (report) report->variant = variant_name(plan.execution, plan.config.concat_writes);
   if (o.device == Device::kCpu) return std::shared_ptr<Engine>(new Engine(std::move(plan), Device::kCpu));

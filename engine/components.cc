@@ -16,14 +16,15 @@ bool gpu_present() {
 #endif
 }
 
-GpuContext make_gpu_context(const ExecConfig& config, const std::string& conv_engine, const std::string& kernel_cache,
-                            bool verbose) {
+GpuContext make_gpu_context(const ExecConfig& config, const std::string& conv_engine, bool own_kernels,
+                            const std::string& kernel_cache, bool verbose) {
 #ifdef IOS_WITH_RUNTIME
   ASSIGN_OR_RETURN(rt::ConvEngine engine, rt::parse_conv_engine(conv_engine));
   rt::ContextOptions co;
   co.dtype = config.dtype;
   co.math = config.math;
   co.conv_engine = engine;
+  co.own_kernels = own_kernels;
   co.kernel_cache_path = kernel_cache == "none" ? "" : kernel_cache;
   co.verbose = verbose;
   return rt::Context::create(co);

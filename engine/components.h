@@ -21,8 +21,9 @@ using GpuContext = Expected<std::shared_ptr<rt::Context>>;
 
 // Streams, handles and the convolution kernels of one data type and math mode on the current GPU (tuned
 // once, kept in `kernel_cache` unless it is empty or "none"). Errors without a GPU runtime or a GPU.
-GpuContext make_gpu_context(const ExecConfig& config, const std::string& conv_engine, const std::string& kernel_cache,
-                            bool verbose);
+// `own_kernels`: our kernels compete with cuDNN's in tuning (rt::ConvBuildOptions::own_kernels).
+GpuContext make_gpu_context(const ExecConfig& config, const std::string& conv_engine, bool own_kernels,
+                            const std::string& kernel_cache, bool verbose);
 
 // `kind`: analytic | measured | auto (measured where there is a GPU runtime and a GPU, else analytic). The
 // measured model times stages on `context()`'s GPU, asked for only when it is the one made.

@@ -81,6 +81,7 @@ Expected<std::shared_ptr<Engine>> Engine::from_plan(EnginePlan plan, const LoadO
   co.dtype = e->plan_.config.dtype;
   co.math = e->plan_.config.math;
   co.conv_engine = conv_engine;
+  co.own_kernels = info.own_kernels;
   co.kernel_cache_path = options.kernel_cache == "none" ? "" : options.kernel_cache;
   co.preset_kernels = e->plan_.kernels;
   co.verbose = options.verbose;

@@ -55,6 +55,7 @@ struct BuildOptions {
   std::vector<ConcatWrites> concat_writes{ConcatWrites::kInPlace};
   bool cuda_graph = true, fused_sums = true, shared_concats = true;
   std::string conv_engine = "auto";  // rt::parse_conv_engine
+  bool own_kernels = true;           // our kernels compete with cuDNN's in tuning (rt::ConvBuildOptions)
   std::string kernel_cache;          // file of tuned engines shared between builds; empty: not persisted
   bool verbose = false;              // each convolution's engine and every fallback on stderr
 };

@@ -34,6 +34,7 @@ json header_json(const EnginePlan& p) {
             {"device", i.device},
             {"libraries", i.libraries},
             {"conv_engine", i.conv_engine},
+            {"own_kernels", i.own_kernels},
             {"schedule_label", i.schedule_label},
             {"ios_version", i.ios_version}}},
           {"config",
@@ -76,6 +77,9 @@ Expected<BuildInfo> read_info(const json& header) {
   ASSIGN_OR_RETURN(i.device, string_field(*b, "device", "'built_for'"));
   ASSIGN_OR_RETURN(i.libraries, string_field(*b, "libraries", "'built_for'"));
   ASSIGN_OR_RETURN(i.conv_engine, string_field(*b, "conv_engine", "'built_for'"));
+  if (b->contains("own_kernels")) {
+    ASSIGN_OR_RETURN(i.own_kernels, bool_field(*b, "own_kernels", "'built_for'"));
+  }
   ASSIGN_OR_RETURN(i.schedule_label, string_field(*b, "schedule_label", "'built_for'"));
   ASSIGN_OR_RETURN(i.ios_version, string_field(*b, "ios_version", "'built_for'"));
   return i;

@@ -34,6 +34,8 @@ void CommonArgs::add_to(CLI::App& app) {
          "--conv-engine", conv_engine,
          "auto (graph-exhaustive for strict fp32, else graph-rtc) | graph | graph-exhaustive | graph-rtc | legacy")
       ->capture_default_str();
+  app.add_flag("--own-kernels,!--no-own-kernels", own_kernels,
+               "our kernels (depthwise convolutions) timed against cuDNN's engines in tuning, kept where faster");
   kernel_cache = rt::default_kernel_cache_path();
   app.add_option("--kernel-cache", kernel_cache, "tuned-engine file (none: not persisted)")->capture_default_str();
   app.add_flag("--verbose", verbose, "report convolution engines and fallbacks");
@@ -176,8 +178,8 @@ Expected<std::unique_ptr<Bench>> Bench::create(const CommonArgs& args) {
   impl->args = args;
   ASSIGN_OR_RETURN(impl->base, make_exec_config(args.precision, args.layout, 1, args.concat_writes));
   RETURN_IF_ERROR(rt::require_gpu());
-  ASSIGN_OR_RETURN(impl->context,
-                   engine::make_gpu_context(impl->base, args.conv_engine, args.kernel_cache, args.verbose));
+  ASSIGN_OR_RETURN(impl->context, engine::make_gpu_context(impl->base, args.conv_engine, args.own_kernels,
+                                                           args.kernel_cache, args.verbose));
   std::string kind = args.cost_model == "auto" ? "measured" : args.cost_model;
   RETURN_ERROR_IF(kind != "measured" && kind != "analytic", ErrorCode::kInvalidArgument,
                   "--cost-model must be auto, measured or analytic, got '" + args.cost_model + "'");

@@ -27,6 +27,7 @@ struct CommonArgs {
   std::string layout = "auto";             // nchw | nhwc | auto
   std::string concat_writes = "in-place";  // in-place | conv-copy
   std::string conv_engine = "auto";
+  bool own_kernels = true;   // our kernels compete with cuDNN's in tuning
   std::string kernel_cache;  // empty: the default file; "none": not persisted
   bool verbose = false;
   std::string randwire_graphs = "../shared/ios_randwire_graphs";

@@ -47,6 +47,7 @@ Expected<int> compile_shard(const ir::Graph& g, const ExecConfig& config, const 
   ASSIGN_OR_RETURN(std::vector<ConvSpec> specs, Executor::conv_specs(g, ir::make_weights(g), plan, eo));
   ConvBuildOptions bo;
   bo.engine = ctx->options().conv_engine;
+  bo.own_kernels = ctx->options().own_kernels;
   bo.workspace_limit = ctx->options().workspace_limit;
   bo.ahead_plans_dir = plans_dir;
   // Each spec the file has no choice for, once. The tuning process builds them first to last; these
@@ -57,7 +58,7 @@ Expected<int> compile_shard(const ir::Graph& g, const ExecConfig& config, const 
   std::set<std::string> keys;
   std::vector<const ConvSpec*> todo;
   for (const ConvSpec& spec : specs) {
-    const std::string key = kernel_cache_key(spec, bo.engine);
+    const std::string key = kernel_cache_key(spec, bo.engine, bo.own_kernels);
     if (!cache.find(key) && keys.insert(key).second) todo.push_back(&spec);
   }
   int compiled = 0;

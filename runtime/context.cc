@@ -286,7 +286,7 @@ Expected<std::vector<std::shared_ptr<ConvKernel>>> Context::conv_kernels(const s
 }
 
 Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec, const ConvBuffers& buffers) {
-  const std::string key = kernel_cache_key(spec, options_.conv_engine);
+  const std::string key = kernel_cache_key(spec, options_.conv_engine, options_.own_kernels);
   if (!kernels_->warmed) {
     ASSIGN_OR_RETURN(const double seconds, bring_up_clocks(stream(0)));
     stats_.clock_warm_up_seconds += seconds;
@@ -303,6 +303,7 @@ Expected<std::shared_ptr<ConvKernel>> Context::build_kernel(const ConvSpec& spec
   ASSIGN_OR_RETURN(void* ws, workspace(0, options_.workspace_limit));
   ConvBuildOptions bo;
   bo.engine = options_.conv_engine;
+  bo.own_kernels = options_.own_kernels;
   bo.workspace_limit = options_.workspace_limit;
   bo.verbose = options_.verbose;
   bo.stats = &stats_.tuning;

@@ -26,6 +26,7 @@ struct ContextOptions {
   DataType dtype = DataType::kF32;
   MathMode math = MathMode::kStrict;
   ConvEngine conv_engine = ConvEngine::kAuto;  // resolved for dtype and math when the context is made
+  bool own_kernels = true;                     // ConvBuildOptions::own_kernels
   std::string kernel_cache_path;               // empty: choices are kept for this process only
   // Choices that come with the network (an engine plan's), by kernel-cache key: used before the file's,
   // never written to it.

@@ -235,6 +235,12 @@ Expected<std::shared_ptr<ConvKernel>> rebuild_recorded(cudnnHandle_t handle, con
 Expected<LoadedPlan> deserialize_plan(cudnnHandle_t handle, const std::vector<uint8_t>& bytes);
 Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const ConvSpec& spec, const ConvBuffers& b,
                                                  void* workspace, bool fused, const ConvBuildOptions& o);
+// Our kernels that run `spec` (own_conv_kernels), each checked against cuDNN's output and timed against
+// `cudnn`, the engine tuning picked (or its error: then the first of ours that runs); the fastest kept.
+Expected<std::shared_ptr<ConvKernel>> challenge_with_own(cudnnHandle_t handle, const ConvSpec& spec,
+                                                         const ConvBuffers& b, void* workspace,
+                                                         Expected<std::shared_ptr<ConvKernel>> cudnn,
+                                                         const ConvBuildOptions& o);
 
 // ---------------------------------------------------------------------------------------------
 // The legacy API (conv_legacy.cc) and our per-channel kernel (conv_channel_affine.cc)

@@ -1,5 +1,5 @@
 // A convolution (+ bias + activation + residual) as a kernel object built once and run many times.
-// Two backends behind one interface:
+// Three backends behind one interface:
 //  - graph: a cudnn-frontend (v1 graph API) graph conv -> bias add -> activation -> residual add,
 //    candidates from heuristics A, B and the fallback list, every candidate timed on the real buffers
 //    (median of several batches after warm-up), the fastest kept; when no engine runs the fused graph,
@@ -9,6 +9,8 @@
 //    with graph-rtc, the engines compiled at run time first where the convolution touches a strided slice;
 //    on a strided output, the fastest precompiled engine also writing a packed tensor our kernel copies.
 //  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
+//  - ours (conv_own.cc): kernels we write where cuDNN is weak (depthwise), epilogue fused, timed on the same
+//    buffers against the cuDNN engine tuning chose and kept where faster (ConvBuildOptions::own_kernels).
 // The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
 // process builds the same engine without tuning.
 #pragma once
@@ -16,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/exec_config.h"
 #include "ir/graph.h"
@@ -140,6 +143,9 @@ bool writes_strided_slice(const ConvSpec& spec);
 
 struct ConvBuildOptions {
   ConvEngine engine = ConvEngine::kGraph;
+  // Our kernels compete with cuDNN's in tuning. A choice of ours recorded in the kernel cache is built either
+  // way (the cache keys of the two settings differ: kernel_cache_key).
+  bool own_kernels = true;
   size_t workspace_limit = size_t{256} << 20;
   bool verbose = false;          // say on stderr which engine was chosen, and every fallback
   TuningStats* stats = nullptr;  // when given, tuning adds what it cost
@@ -159,8 +165,15 @@ Expected<std::shared_ptr<ConvKernel>> build_conv_kernel(cudnnHandle_t handle, co
                                                         const std::vector<uint8_t>& cached_plan,
                                                         const ConvBuildOptions& options);
 
-// The kernel cache's key for `spec` tuned under `engine` (KernelCache::find / put / plan).
-std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine);
+// The kernel cache's key for `spec` tuned under `engine`, with or without our kernels competing
+// (KernelCache::find / put / plan).
+std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine, bool own_kernels);
+
+// Our own kernels (backend kOwnBackend, conv_own.cc): the names of those that run `spec`, in the order tuning
+// times them (none: cuDNN only), and one built by its choice (recorded) or name.
+std::vector<std::string> own_conv_kernels(const ConvSpec& spec);
+Expected<std::shared_ptr<ConvKernel>> make_own_conv_kernel(const ConvSpec& spec, const KernelChoice& choice);
+Expected<std::shared_ptr<ConvKernel>> make_own_conv_kernel(const ConvSpec& spec, const std::string& name);
 
 // Builds, without running or timing them, the plans cuDNN compiles at run time among those tune_graph may
 // time for `spec` (its fused graph), so that the driver's JIT cache holds their kernels when a tuning

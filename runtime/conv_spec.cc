@@ -118,8 +118,8 @@ bool SameConvKey::operator()(const ConvSpec& a, const ConvSpec& b) const {
          a.z.has_value() == b.z.has_value() && (!a.z || (same_strides(*a.z, *b.z) && a.z_align == b.z_align));
 }
 
-std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine) {
-  return spec.key() + "|" + conv_engine_name(engine);
+std::string kernel_cache_key(const ConvSpec& spec, ConvEngine engine, bool own_kernels) {
+  return spec.key() + "|" + conv_engine_name(engine) + (own_kernels ? "+ios" : "");
 }
 
 }  // namespace ios::rt

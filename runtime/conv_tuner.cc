@@ -427,6 +427,61 @@ Expected<std::shared_ptr<ConvKernel>> tune_graph(cudnnHandle_t handle, const Con
   return copied ? *copied : winner;
 }
 
+Expected<std::shared_ptr<ConvKernel>> challenge_with_own(cudnnHandle_t handle, const ConvSpec& spec,
+                                                         const ConvBuffers& b, void* workspace,
+                                                         Expected<std::shared_ptr<ConvKernel>> cudnn,
+                                                         const ConvBuildOptions& o) {
+  TuningStats unused;
+  TuningStats& stats = o.stats ? *o.stats : unused;
+  const cudaStream_t stream = stream_of(handle);
+  std::vector<float> reference;  // cuDNN's output: ours must agree with it to compete
+  std::shared_ptr<ConvKernel> best;
+  double best_ms = std::numeric_limits<double>::infinity();
+  int candidates = 0;
+  if (cudnn) {
+    best = *cudnn;
+    best_ms = best->choice().ms;
+    candidates = best->choice().candidates;
+    RETURN_IF_ERROR(best->run(handle, b, workspace));
+    ASSIGN_OR_RETURN(reference, read_y(spec, b, stream));
+  } else {
+    say(o, spec.key() + ": no cuDNN engine (" + cudnn.status().message() + "); our kernels only");
+  }
+  ASSIGN_OR_RETURN(CandidateTimer timer, CandidateTimer::create(stream));
+  std::shared_ptr<ConvKernel> ours_best;
+  for (const std::string& name : own_conv_kernels(spec)) {
+    ASSIGN_OR_RETURN(std::shared_ptr<ConvKernel> k, make_own_conv_kernel(spec, name));
+    RETURN_IF_ERROR(k->run(handle, b, workspace));
+    if (!reference.empty()) {
+      ASSIGN_OR_RETURN(std::vector<float> y, read_y(spec, b, stream));
+      if (!outputs_agree(y, reference, spec.config)) {
+        say(o, spec.key() + ": our " + name + " dropped (its output differs from cuDNN's)");
+        continue;
+      }
+    } else {
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+    }
+    ++candidates;
+    ASSIGN_OR_RETURN(std::optional<double> ms,
+                     timer.time([&]() { return k->run(handle, b, workspace); }, best_ms, stats));
+    if (o.verbose)
+      std::fprintf(stderr, "[conv] %s: our %s %s\n", spec.key().c_str(), name.c_str(),
+                   ms ? (std::to_string(*ms) + " ms").c_str() : "cut short");
+    if (ms && *ms < best_ms) best_ms = *ms, ours_best = k;
+  }
+  if (!ours_best) {
+    RETURN_ERROR_IF(!best, ErrorCode::kUnavailable,
+                    "neither cuDNN nor our kernels run " + spec.key() + ": " + cudnn.status().message());
+    return best;
+  }
+  KernelChoice choice = ours_best->choice();
+  choice.ms = best_ms;
+  choice.candidates = candidates;
+  say(o, spec.key() + " -> our " + choice.name + " (" + std::to_string(best_ms) + " ms" +
+             (best ? ", cuDNN's " + best->choice().name + " " + std::to_string(best->choice().ms) + " ms)" : ")"));
+  return make_own_conv_kernel(spec, choice);
+}
+
 }  // namespace conv_detail
 
 using namespace conv_detail;

@@ -238,7 +238,8 @@ std::map<std::string, KernelChoice> Executor::kernel_choices() const {
     const Impl::ConvStep& c = impl_->conv_steps[i];
     const KernelChoice& k = impl_->units[c.unit].steps[c.step].conv->choice();
     if (k.backend == kElementwiseBackend) continue;  // our kernel: nothing tuned
-    out[kernel_cache_key(impl_->conv_requests[i].spec, impl_->ctx->options().conv_engine)] = k;
+    const ContextOptions& o = impl_->ctx->options();
+    out[kernel_cache_key(impl_->conv_requests[i].spec, o.conv_engine, o.own_kernels)] = k;
   }
   return out;
 }
@@ -253,6 +254,7 @@ KernelReport Executor::kernel_report() const {
       ++r.convs;
       r.fused += c.fused;
       r.legacy += c.backend == kLegacyBackend;
+      r.own += c.backend == kOwnBackend;
       r.output_copied += c.output_copied;
       if (st.residual) ++(c.fused ? r.sums_in_conv : r.sums_in_epilogue);
     }

@@ -59,6 +59,7 @@ struct ExecutorOptions {
 struct KernelReport {
   std::map<std::string, int> engines;
   int convs = 0, fused = 0, legacy = 0;
+  int own = 0;            // on our kernels (ConvBuildOptions::own_kernels)
   int output_copied = 0;  // engines writing a packed tensor that our kernel copies into a strided slice
   int concat_inputs_in_place = 0, concat_inputs_copied = 0;
   int sums_in_conv = 0, sums_in_epilogue = 0;  // fused sums (memory plan): in the cuDNN graph, or our kernel

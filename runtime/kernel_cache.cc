@@ -53,7 +53,8 @@ KernelChoice from_json(const json& j) {
   constexpr int64_t kMax = int64_t{1} << 62;
   KernelChoice c;
   c.backend = value(json_string(field("backend"), "'backend'"));
-  if (c.backend != kGraphBackend && c.backend != kExploredBackend && c.backend != kLegacyBackend)
+  if (c.backend != kGraphBackend && c.backend != kExploredBackend && c.backend != kLegacyBackend &&
+      c.backend != kOwnBackend)
     throw std::invalid_argument("unknown backend " + c.backend);
   c.engine = value(json_integer(field("engine"), "'engine'", 0, kMax));
   const json& knobs = field("knobs");

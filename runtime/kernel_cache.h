@@ -17,14 +17,16 @@
 namespace ios::rt {
 
 // How a recorded choice is rebuilt: an engine configuration the cudnn-frontend heuristics list (found
-// again by name), one made from an engine id and the knobs set (exhaustive tuning), or a legacy algorithm.
+// again by name), one made from an engine id and the knobs set (exhaustive tuning), a legacy algorithm, or
+// one of our own kernels (found by name: runtime/conv_own.cc).
 inline constexpr char kGraphBackend[] = "graph";
 inline constexpr char kExploredBackend[] = "graph-knobs";
 inline constexpr char kLegacyBackend[] = "legacy";
+inline constexpr char kOwnBackend[] = "ios";
 
 struct KernelChoice {
-  std::string backend;                             // kGraphBackend, kExploredBackend or kLegacyBackend
-  int64_t engine = -1;                             // graph: engine id; legacy: algorithm enum
+  std::string backend;                             // kGraphBackend, kExploredBackend, kLegacyBackend, kOwnBackend
+  int64_t engine = -1;                             // graph: engine id; legacy: algorithm enum; ours: 0
   std::vector<std::pair<int64_t, int64_t>> knobs;  // graph(-knobs): (knob type, value); legacy: {(0, math type)}
   std::string name;                                // engine tag as cuDNN names it, for reports
   bool fused = false;                              // bias and activation run inside the engine

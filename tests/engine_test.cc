@@ -72,6 +72,7 @@ TEST(EnginePlanFile, RoundTripsEveryPart) {
   p.info.environment = "NVIDIA H200|132 SMs";
   p.info.device = "NVIDIA H200";
   p.info.libraries = "cuDNN 9.19.0";
+  p.info.own_kernels = true;
   const std::string path = temp_path("round_trip.plan");
   ASSERT_TRUE(save_engine_plan(p, path).is_ok());
   auto q = load_engine_plan(path);
@@ -125,6 +126,7 @@ TEST(EnginePlanFile, RefusesDamagedFilesNamingThePart) {
       {"'kernels' entry 'k'", with_header([](nlohmann::json& j) { j["kernels"]["k"]["engine"] = "seven"; })},
       {"'schedule'", with_header([](nlohmann::json& j) { j["schedule"]["blocks"] = 3; })},
       {"'built_for'", with_header([](nlohmann::json& j) { j.erase("built_for"); })},
+      {"'built_for' field 'own_kernels'", with_header([](nlohmann::json& j) { j["built_for"]["own_kernels"] = 1; })},
       {"bad magic", with_header([](nlohmann::json&) {}).substr(0, 16 + header_length + 4) + "zzzzzzzz"},
       {"tensor of the wrong size", good.substr(0, good.size() - 3)},
       {"bytes after the last tensor", good + "x"},
@@ -137,6 +139,28 @@ TEST(EnginePlanFile, RefusesDamagedFilesNamingThePart) {
         << "expected '" << expected << "' in: " << loaded.status().message();
   }
   EXPECT_FALSE(load_engine_plan(temp_path("missing.plan")).has_value());
+}
+
+// Plans written before --own-kernels existed were tuned with cuDNN alone: their kernel keys are those of "off".
+TEST(EnginePlanFile, APlanWithoutTheOwnKernelsSettingLoadsWithThemOff) {
+  const ir::Graph g = testing::diamond();
+  EnginePlan p = cpu_engine(g, 1)->plan();
+  EXPECT_TRUE(p.info.own_kernels);  // what a build writes by default
+  const std::string path = temp_path("without_own_kernels.plan");
+  ASSERT_TRUE(save_engine_plan(p, path).is_ok());
+  const std::string good = read_bytes(path);
+  uint64_t header_length = 0;
+  std::memcpy(&header_length, good.data() + 8, 8);
+  nlohmann::json header = nlohmann::json::parse(good.substr(16, header_length));
+  ASSERT_TRUE(header["built_for"].contains("own_kernels"));
+  header["built_for"].erase("own_kernels");
+  const std::string text = header.dump();
+  const uint64_t n = text.size();
+  write_bytes(path, std::string("IOSPLAN1") + std::string(reinterpret_cast<const char*>(&n), 8) + text +
+                        good.substr(16 + header_length));
+  auto q = load_engine_plan(path);
+  ASSERT_TRUE(q.has_value()) << q.status().to_string();
+  EXPECT_FALSE(q->info.own_kernels);
 }
 
 TEST(EnginePlanFile, AFailedSaveLeavesTheFileThatWasThere) {

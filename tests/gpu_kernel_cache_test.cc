@@ -107,9 +107,10 @@ TEST(GpuKernelCache, EnginesWhoseOutputOurKernelCopiesMatchTheReference) {
     std::printf("%s\n", rebuilt.c_str());
     EXPECT_NE(rebuilt.find("PASS"), std::string::npos) << rebuilt;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(rebuilt, m,
-                                  std::regex(R"(Convolutions: (\d+) \(\d+ with bias/activation fused, )"
-                                             R"(0 on the legacy API, (\d+) writing a packed output)")))
+    ASSERT_TRUE(
+        std::regex_search(rebuilt, m,
+                          std::regex(R"(Convolutions: (\d+) \(\d+ with bias/activation fused, \d+ on our kernels, )"
+                                     R"(0 on the legacy API, (\d+) writing a packed output)")))
         << rebuilt;
     EXPECT_EQ(m[1], m[2]) << "every convolution's output copied";
   }

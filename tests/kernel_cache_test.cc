@@ -37,7 +37,7 @@ class KernelCacheFile : public ::testing::Test {
 
 TEST_F(KernelCacheFile, RoundTripsEveryFieldOfEveryBackend) {
   rt::KernelCache a("H100|132");
-  for (const char* backend : {rt::kGraphBackend, rt::kExploredBackend, rt::kLegacyBackend}) {
+  for (const char* backend : {rt::kGraphBackend, rt::kExploredBackend, rt::kLegacyBackend, rt::kOwnBackend}) {
     rt::KernelChoice c = choice();
     c.backend = backend;
     a.put(backend, c);
@@ -45,7 +45,7 @@ TEST_F(KernelCacheFile, RoundTripsEveryFieldOfEveryBackend) {
   ASSERT_TRUE(a.save(path).is_ok());
   rt::KernelCache b("H100|132");
   EXPECT_EQ(b.load(path), "");
-  for (const char* backend : {rt::kGraphBackend, rt::kExploredBackend, rt::kLegacyBackend}) {
+  for (const char* backend : {rt::kGraphBackend, rt::kExploredBackend, rt::kLegacyBackend, rt::kOwnBackend}) {
     ASSERT_TRUE(b.find(backend)) << backend;
     EXPECT_EQ(b.find(backend)->backend, backend);
     EXPECT_EQ(b.find(backend)->knobs, choice().knobs);

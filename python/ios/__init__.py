@@ -60,6 +60,7 @@ def build(
     concat_writes: str = "in-place",
     cuda_graph: bool = True,
     conv_engine: str = "auto",
+    own_kernels: bool = True,
     kernel_cache: Optional[str] = None,
     max_part_size: int = 100,
     search_budget: Optional[int] = None,
@@ -92,6 +93,7 @@ def build(
       concat_writes: ``in-place``, ``conv-copy`` or ``auto``.
       cuda_graph: replay the whole network as one CUDA graph.
       conv_engine: ``auto``, ``graph``, ``graph-exhaustive``, ``graph-rtc`` or ``legacy``.
+      own_kernels: our kernels (depthwise convolutions) timed against cuDNN's engines, kept where faster.
       kernel_cache: the file of tuned kernels shared between builds; None: ``ios``'s default file;
         ``"none"``: not persisted.
       max_part_size, search_budget, memory_budget: the DP's limits (``ios build --help``).
@@ -115,6 +117,7 @@ def build(
         concat_writes=concat_writes,
         cuda_graph=cuda_graph,
         conv_engine=conv_engine,
+        own_kernels=own_kernels,
         kernel_cache=kernel_cache,
         max_part_size=max_part_size,
         search_budget=search_budget,

@@ -78,6 +78,7 @@ const std::map<std::string, Setter>& setters() {
       {"fused_sums", [](auto& o, auto& k, auto v) { o.fused_sums = flag(k, v); }},
       {"shared_concats", [](auto& o, auto& k, auto v) { o.shared_concats = flag(k, v); }},
       {"conv_engine", [](auto& o, auto& k, auto v) { o.conv_engine = text(k, v); }},
+      {"own_kernels", [](auto& o, auto& k, auto v) { o.own_kernels = flag(k, v); }},
       {"kernel_cache",
        [](auto& o, auto& k, auto v) {
          const std::string path = text(k, v);
