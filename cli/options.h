@@ -175,7 +175,7 @@ struct OptimizeArgs {
 #endif
         ;
     cmd->add_option("--own-kernels", own_kernels,
-                    "on (our kernels, such as depthwise convolutions, are timed against cuDNN's engines and kept "
+                    "on (our depthwise and pointwise convolution kernels are timed against cuDNN's engines and kept "
                     "where faster) | off (cuDNN only)")
         ->capture_default_str()
         ->check(CLI::IsMember({"on", "off"}));

@@ -35,7 +35,7 @@ void CommonArgs::add_to(CLI::App& app) {
          "auto (graph-exhaustive for strict fp32, else graph-rtc) | graph | graph-exhaustive | graph-rtc | legacy")
       ->capture_default_str();
   app.add_flag("--own-kernels,!--no-own-kernels", own_kernels,
-               "our kernels (depthwise convolutions) timed against cuDNN's engines in tuning, kept where faster");
+               "our depthwise and pointwise convolution kernels timed against cuDNN's engines, kept where faster");
   kernel_cache = rt::default_kernel_cache_path();
   app.add_option("--kernel-cache", kernel_cache, "tuned-engine file (none: not persisted)")->capture_default_str();
   app.add_flag("--verbose", verbose, "report convolution engines and fallbacks");

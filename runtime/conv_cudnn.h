@@ -252,6 +252,11 @@ Expected<std::shared_ptr<ConvKernel>> build_legacy(cudnnHandle_t handle, const C
 bool is_channel_affine(const ConvSpec& spec);
 std::shared_ptr<ConvKernel> channel_affine_kernel(const ConvSpec& spec);
 
+// Our pointwise convolution as a cuBLASLt product (conv_gemm.cc): its variants' names where it runs `spec`
+// (appended to `names`), and the kernel a choice names (nullopt: not one of these names).
+void add_gemm_kernel_names(const ConvSpec& spec, std::vector<std::string>& names);
+std::optional<Expected<std::shared_ptr<ConvKernel>>> make_gemm_kernel(const ConvSpec& spec, const KernelChoice& choice);
+
 inline void say(const ConvBuildOptions& o, const std::string& what) {
   if (o.verbose) std::fprintf(stderr, "[conv] %s\n", what.c_str());
 }

@@ -9,7 +9,8 @@
 //    with graph-rtc, the engines compiled at run time first where the convolution touches a strided slice;
 //    on a strided output, the fastest precompiled engine also writing a packed tensor our kernel copies.
 //  - legacy: cudnnFindConvolutionForwardAlgorithmEx over the legacy algorithm enums.
-//  - ours (conv_own.cc): kernels we write where cuDNN is weak (depthwise), epilogue fused, timed on the same
+//  - ours (conv_own.cc): kernels we write where cuDNN is weak (depthwise; pointwise as a cuBLASLt product), timed on
+//  the same
 //    buffers against the cuDNN engine tuning chose and kept where faster (ConvBuildOptions::own_kernels).
 // The choice is recorded in the context's persistent KernelCache under ConvSpec::key(), so a second
 // process builds the same engine without tuning.

@@ -1,5 +1,6 @@
 // Our own convolution kernels as ConvKernels (backend kOwnBackend): the variants that run a spec, each
 // named, so that tuning times them beside cuDNN's engines and the kernel cache records the winner by name.
+// The depthwise kernel (depthwise.cu) is here; the pointwise one, a cuBLASLt product, in conv_gemm.cc.
 #include "runtime/conv_cudnn.h"
 #include "runtime/depthwise.h"
 
@@ -76,6 +77,7 @@ std::string depthwise_name(int rows, bool pairs) {
 
 std::vector<std::string> own_conv_kernels(const ConvSpec& spec) {
   std::vector<std::string> names;
+  add_gemm_kernel_names(spec, names);
   if (!depthwise_runs(spec)) return names;
   const bool pairs = pairs_fit_spec(spec);
   for (int rows : kDepthwiseRows) {
@@ -88,6 +90,7 @@ std::vector<std::string> own_conv_kernels(const ConvSpec& spec) {
 Expected<std::shared_ptr<ConvKernel>> make_own_conv_kernel(const ConvSpec& spec, const KernelChoice& choice) {
   RETURN_ERROR_IF(choice.backend != kOwnBackend, ErrorCode::kInvalidArgument,
                   "backend '" + choice.backend + "' is not ours ('" + kOwnBackend + "')");
+  if (auto gemm = make_gemm_kernel(spec, choice)) return std::move(*gemm);
   for (int rows : kDepthwiseRows)
     for (bool pairs : {true, false}) {
       if (choice.name != depthwise_name(rows, pairs)) continue;

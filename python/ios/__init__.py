@@ -93,7 +93,8 @@ def build(
       concat_writes: ``in-place``, ``conv-copy`` or ``auto``.
       cuda_graph: replay the whole network as one CUDA graph.
       conv_engine: ``auto``, ``graph``, ``graph-exhaustive``, ``graph-rtc`` or ``legacy``.
-      own_kernels: our kernels (depthwise convolutions) timed against cuDNN's engines, kept where faster.
+      own_kernels: our depthwise and pointwise convolution kernels timed against cuDNN's engines, kept
+        where faster.
       kernel_cache: the file of tuned kernels shared between builds; None: ``ios``'s default file;
         ``"none"``: not persisted.
       max_part_size, search_budget, memory_budget: the DP's limits (``ios build --help``).
