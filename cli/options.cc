@@ -1,13 +1,12 @@
 #include "cli/options.h"
 
+#include "engine/engine.h"
+
 namespace ios::cli {
 
 std::string default_kernel_cache() {
-#ifdef IOS_WITH_RUNTIME
-  return ios::rt::default_kernel_cache_path();
-#else
-  return "none";
-#endif
+  const std::string path = ios::engine::default_kernel_cache();
+  return path.empty() ? "none" : path;  // the flag's spelling of "not persisted"
 }
 
 }  // namespace ios::cli

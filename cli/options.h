@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/file_io.h"
+#include "engine/engine.h"
 #include "engine/network.h"
 #include "frontends/onnx/onnx_import.h"
 #include "ir/json_io.h"
@@ -277,11 +278,10 @@ struct OptimizeArgs {
   }
 
   // How many stages ahead the graphs --prefetch-weights names prefetch (0: not at all): one, or for auto
-  // both that ios run times. Call check_prefetch_weights first.
+  // both that ios run times (engine::parse_prefetch_aheads). Call check_prefetch_weights first.
   std::vector<int> prefetch_aheads() const {
-    if (prefetch_weights == "off") return {0};
-    if (prefetch_weights == "on") return {prefetch_ahead};
-    return {0, prefetch_ahead};
+    Expected<std::vector<int>> aheads = ios::engine::parse_prefetch_aheads(prefetch_weights, prefetch_ahead);
+    return aheads ? *aheads : std::vector<int>{0};
   }
 
   ios::sched::StageTimingRule timing_rule() const {
@@ -314,10 +314,9 @@ struct OptimizeArgs {
   }
 
   Status check_prefetch_weights() const {
-    RETURN_ERROR_IF(prefetch_weights != "off" && prefetch_weights != "on" && prefetch_weights != "auto",
-                    ios::ErrorCode::kInvalidArgument,
-                    "--prefetch-weights must be off, on or auto, got '" + prefetch_weights + "'");
-    return Status::ok();
+    return ios::engine::parse_prefetch_aheads(prefetch_weights, prefetch_ahead)
+        .status()
+        .with_context("--prefetch-weights");
   }
 };
 

@@ -31,6 +31,15 @@ Expected<std::vector<ConcatWrites>> parse_concat_writes_variants(const std::stri
   return std::vector<ConcatWrites>{*writes};
 }
 
+Expected<std::vector<int>> parse_prefetch_aheads(const std::string& mode, int ahead) {
+  RETURN_ERROR_IF(mode != "off" && mode != "on" && mode != "auto", ErrorCode::kInvalidArgument,
+                  "must be off, on or auto, got '" + mode + "'");
+  if (mode == "off") return std::vector<int>{0};
+  RETURN_ERROR_IF(ahead < 1 || ahead > 99, ErrorCode::kInvalidArgument,
+                  "prefetch ahead must be 1-99 stages, got " + std::to_string(ahead));
+  return mode == "on" ? std::vector<int>{ahead} : std::vector<int>{0, ahead};
+}
+
 std::string default_kernel_cache() {
 #ifdef IOS_WITH_RUNTIME
   const std::string path = rt::default_kernel_cache_path();

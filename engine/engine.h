@@ -79,6 +79,9 @@ struct BuildReport {
 Expected<std::vector<sched::ExecMode>> parse_exec_modes(const std::string& name);
 // "in-place" | "conv-copy", or "auto" (both built and timed).
 Expected<std::vector<ConcatWrites>> parse_concat_writes_variants(const std::string& name);
+// BuildOptions::prefetch_aheads for a prefetch mode: "off" {0}, "on" {ahead}, "auto" {0, ahead} (both built
+// and timed). `ahead` (stages ahead, 1-99) is checked where the mode uses it.
+Expected<std::vector<int>> parse_prefetch_aheads(const std::string& mode, int ahead);
 // The kernel cache file GPU builds share unless told otherwise ($IOS_KERNEL_CACHE, else under the user's
 // cache folder); empty without the GPU runtime.
 std::string default_kernel_cache();

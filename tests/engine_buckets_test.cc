@@ -10,16 +10,16 @@
 #include "engine/network.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
+#include "test_files.h"
 #include "test_graphs.h"
 
 namespace ios::engine {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ios_buckets_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+using testing::read_bytes;
+using testing::write_bytes;
+
+std::string temp_path(const std::string& name) { return testing::temp_path("buckets_test", name); }
 
 BuildOptions cpu_options() {
   BuildOptions o;
@@ -27,13 +27,6 @@ BuildOptions cpu_options() {
   o.cost_model = "analytic";
   return o;
 }
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 TEST(BatchBuckets, OneEnginePerBatchEachRunningAsTheReferenceAfterASaveAndLoad) {
   const ir::Graph g = testing::inception_block();

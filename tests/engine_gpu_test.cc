@@ -10,6 +10,7 @@
 #include "reference/reference_executor.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "test_files.h"
 #include "test_graphs.h"
 
 namespace ios::engine {
@@ -18,11 +19,7 @@ namespace {
 #define SKIP_WITHOUT_GPU() \
   if (!rt::gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ios_engine_gpu_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+std::string temp_path(const std::string& name) { return testing::temp_path("engine_gpu_test", name); }
 
 BuildOptions gpu_options(const std::string& precision, int batch) {
   BuildOptions o;

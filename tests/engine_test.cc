@@ -13,16 +13,16 @@
 #include "engine/components.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
+#include "test_files.h"
 #include "test_graphs.h"
 
 namespace ios::engine {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ios_engine_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+using testing::read_bytes;
+using testing::write_bytes;
+
+std::string temp_path(const std::string& name) { return testing::temp_path("engine_test", name); }
 
 BuildOptions cpu_options(int batch = 2) {
   BuildOptions o;
@@ -56,13 +56,19 @@ rt::KernelChoice a_choice() {
   return c;
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+// The option spellings the CLI and the Python package share.
+TEST(EngineOptions, VariantNamesParseToWhatIsBuiltAndTimed) {
+  EXPECT_EQ(*parse_prefetch_aheads("off", 0), std::vector<int>{0});
+  EXPECT_EQ(*parse_prefetch_aheads("on", 2), std::vector<int>{2});
+  EXPECT_EQ(*parse_prefetch_aheads("auto", 3), (std::vector<int>{0, 3}));
+  EXPECT_NE(parse_prefetch_aheads("maybe", 1).status().message().find("must be off, on or auto, got 'maybe'"),
+            std::string::npos);
+  EXPECT_NE(parse_prefetch_aheads("on", 0).status().message().find("1-99"), std::string::npos);
+  EXPECT_EQ(parse_exec_modes("auto")->size(), 2u);
+  EXPECT_EQ(*parse_exec_modes("dataflow"), std::vector<sched::ExecMode>{sched::ExecMode::kDataflow});
+  EXPECT_FALSE(parse_exec_modes("eager"));
+  EXPECT_EQ(parse_concat_writes_variants("auto")->size(), 2u);
+  EXPECT_FALSE(parse_concat_writes_variants("sideways"));
 }
 
 TEST(EnginePlanFile, RoundTripsEveryPart) {

@@ -94,16 +94,8 @@ void set_prefetch(engine::BuildOptions& o, const nb::dict& options) {
   std::string mode = "off";
   int ahead = 1;
   if (options.contains("prefetch_weights")) mode = text("prefetch_weights", options["prefetch_weights"]);
-  if (options.contains("prefetch_ahead")) ahead = bounded("prefetch_ahead", options["prefetch_ahead"], 1, 64);
-  if (mode == "off") {
-    o.prefetch_aheads = {0};
-  } else if (mode == "on") {
-    o.prefetch_aheads = {ahead};
-  } else if (mode == "auto") {
-    o.prefetch_aheads = {0, ahead};
-  } else {
-    throw Error("build option 'prefetch_weights' must be off, on or auto, got '" + mode + "'");
-  }
+  if (options.contains("prefetch_ahead")) ahead = bounded("prefetch_ahead", options["prefetch_ahead"], 1, 99);
+  o.prefetch_aheads = parsed("prefetch_weights", engine::parse_prefetch_aheads(mode, ahead));
   if (mode != "off" && !o.cuda_graph)
     throw Error("build option 'prefetch_weights' adds nodes to the CUDA graph; it needs cuda_graph=True");
   o.timing_rule.prefetch_ahead = o.prefetch_aheads.back();  // the search may price stages for prefetching

@@ -69,7 +69,7 @@ def test_batch_is_the_engines():
         (dict(exec="sideways"), "build option 'exec'"),
         (dict(device="tpu"), "build option 'device'"),
         (dict(r=0), "build option 'r' must be in 1..64, got 0"),
-        (dict(prefetch_weights="maybe"), "build option 'prefetch_weights' must be off, on or auto"),
+        (dict(prefetch_weights="maybe"), "build option 'prefetch_weights': must be off, on or auto"),
         (dict(prefetch_weights="on", cuda_graph=False), "needs cuda_graph=True"),
     ],
 )
