@@ -38,7 +38,7 @@ struct BuildInfo {
   std::string device;                // rt::device_description(), for reports
   std::string libraries;             // rt::library_versions(), for reports
   std::string conv_engine = "auto";  // the --conv-engine setting the kernel-cache keys were made with
-  bool own_kernels = false;          // and --own-kernels (absent from plans older than the setting: off)
+  bool own_kernels = false;          // and --own-kernels (absent: off, cuDNN-only keys)
   std::string schedule_label;        // "IOS-Both", "Sequential": the policy that made the schedule
   std::string ios_version;           // the version of the program that built it
   bool operator==(const BuildInfo&) const = default;

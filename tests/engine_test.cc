@@ -147,7 +147,7 @@ TEST(EnginePlanFile, RefusesDamagedFilesNamingThePart) {
   EXPECT_FALSE(load_engine_plan(temp_path("missing.plan")).has_value());
 }
 
-// Plans written before --own-kernels existed were tuned with cuDNN alone: their kernel keys are those of "off".
+// A plan without the setting holds kernel keys of cuDNN alone: it loads with our kernels off.
 TEST(EnginePlanFile, APlanWithoutTheOwnKernelsSettingLoadsWithThemOff) {
   const ir::Graph g = testing::diamond();
   EnginePlan p = cpu_engine(g, 1)->plan();
