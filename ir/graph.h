@@ -16,8 +16,10 @@
 #include "common/status.h"
 #include "ir/activation.h"
 #include "ir/ops/activation_op.h"
+#include "ir/ops/channel_conv.h"
 #include "ir/ops/channel_norm.h"
 #include "ir/ops/channel_shuffle.h"
+#include "ir/ops/channel_softmax.h"
 #include "ir/ops/conv.h"
 #include "ir/ops/group_norm.h"
 #include "ir/ops/linear.h"
@@ -58,8 +60,9 @@ struct ElementAttrs {
 
 // The step ops (ir/ops/*.h): one input tensor to one output tensor, alone as a node or as a step of a
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
-using SubOp = std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs,
-                           ChannelNormAttrs, PadAttrs, GroupNormAttrs, PReluAttrs>;
+using SubOp =
+    std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs,
+                 PadAttrs, GroupNormAttrs, PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -75,9 +78,9 @@ struct SequentialAttrs {
   bool operator==(const SequentialAttrs&) const = default;
 };
 
-using Op =
-    std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs, SequentialAttrs,
-                 LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs, GroupNormAttrs, PReluAttrs>;
+using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs, SequentialAttrs,
+                        LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs, GroupNormAttrs,
+                        PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -94,9 +97,11 @@ enum class OpKind : uint8_t {
   kChannelNorm,
   kPad,
   kGroupNorm,
-  kPRelu
+  kPRelu,
+  kChannelConv,
+  kChannelSoftmax
 };
-inline constexpr size_t kOpKindCount = 14;
+inline constexpr size_t kOpKindCount = 16;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
 static_assert(
@@ -107,7 +112,9 @@ static_assert(
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelNorm), Op>, ChannelNormAttrs> &&
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPad), Op>, PadAttrs> &&
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kGroupNorm), Op>, GroupNormAttrs> &&
-        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPRelu), Op>, PReluAttrs>,
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPRelu), Op>, PReluAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelConv), Op>, ChannelConvAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelSoftmax), Op>, ChannelSoftmaxAttrs>,
     "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 

@@ -144,6 +144,36 @@ void channel_norm_forward(const ir::ChannelNormAttrs& a, const ir::ParamTensor& 
     }
 }
 
+void channel_conv_forward(const ir::ChannelConvAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
+  const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+  const int channels = in.shape.c;
+  for (int b = 0; b < in.batch; ++b)
+    for (int c = 0; c < channels; ++c)
+      for (size_t q = 0; q < plane; ++q) {
+        double acc = a.bias ? p.bias[0] : 0.0;
+        for (int t = 0; t < a.kernel; ++t) {
+          const int src = c + t - a.pad;
+          if (src >= 0 && src < channels) acc += double(p.weight[size_t(t)]) * in.sample(b)[size_t(src) * plane + q];
+        }
+        out.sample(b)[size_t(c) * plane + q] = static_cast<float>(acc);
+      }
+}
+
+void channel_softmax_forward(const ir::ChannelSoftmaxAttrs& a, const Tensor& in, Tensor& out) {
+  const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+  const size_t per = static_cast<size_t>(in.shape.c / a.groups) * plane;  // one group's elements
+  for (int b = 0; b < in.batch; ++b)
+    for (size_t i = 0; i < per; ++i) {
+      const float* src = in.sample(b) + i;
+      float* dst = out.sample(b) + i;
+      double top = src[0], sum = 0;
+      for (int k = 1; k < a.groups; ++k) top = std::max(top, double(src[size_t(k) * per]));
+      for (int k = 0; k < a.groups; ++k) sum += std::exp(src[size_t(k) * per] - top);
+      for (int k = 0; k < a.groups; ++k)
+        dst[size_t(k) * per] = static_cast<float>(std::exp(src[size_t(k) * per] - top) / sum);
+    }
+}
+
 void group_norm_forward(const ir::GroupNormAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
   const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
   const size_t per_group = static_cast<size_t>(in.shape.c / a.groups);
@@ -226,6 +256,8 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); },
                         [&](const ir::PadAttrs& a) { pad_forward(a, in, out); },
                         [&](const ir::GroupNormAttrs& a) { group_norm_forward(a, params, in, out); },
+                        [&](const ir::ChannelConvAttrs& a) { channel_conv_forward(a, params, in, out); },
+                        [&](const ir::ChannelSoftmaxAttrs& a) { channel_softmax_forward(a, in, out); },
                         [&](const ir::PReluAttrs&) {
                           const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
                           for (size_t i = 0; i < in.data.size(); ++i) {

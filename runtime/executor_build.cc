@@ -171,6 +171,20 @@ Status Executor::Impl::build_channel_params(StepPlan& st, const Unit& u, int ste
   return Status::ok();
 }
 
+Status Executor::Impl::build_taps(StepPlan& st, const ir::ChannelConvAttrs& a, const Unit& u, int step,
+                                  const ir::Weights& w) {
+  const ir::ParamTensor& p = w.at(u.ops[0], step);
+  const std::string key = weight_key(u, step);
+  ASSIGN_OR_RETURN(st.weight, upload(
+                                  key + ".w", [&]() -> const auto& { return p.weight; }, 1, a.kernel, 1, 1));
+  st.weight_bytes = tensor_bytes(1, a.kernel, 1, 1);
+  if (!a.bias) return Status::ok();
+  ASSIGN_OR_RETURN(st.bias, upload(
+                                key + ".b", [&]() -> const auto& { return p.bias; }, 1, 1, 1, 1));
+  st.weight_bytes += tensor_bytes(1, 1, 1, 1);
+  return Status::ok();
+}
+
 Status Executor::Impl::build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
                                   const ir::Weights& w) {
   // A merged convolution's weights are packed only when the store does not hold them yet.
@@ -246,7 +260,9 @@ Status Executor::Impl::build_unit(Unit& u, const sched::LaunchMemory& lm, int st
                               [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); },
                               [](const ir::PadAttrs&) { return Status::ok(); },
                               [&](const ir::GroupNormAttrs&) { return build_channel_params(st, u, int(i), w); },
-                              [&](const ir::PReluAttrs&) { return build_channel_params(st, u, int(i), w, false); }},
+                              [&](const ir::PReluAttrs&) { return build_channel_params(st, u, int(i), w, false); },
+                              [&](const ir::ChannelConvAttrs& a) { return build_taps(st, a, u, int(i), w); },
+                              [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); }},
                    ops[i]));
     src = st.dst;
     in = st.out;

@@ -102,6 +102,15 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                    launch_pad(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), pa, s);
                    return Status::ok();
                  },
+                 [&](const ir::ChannelConvAttrs& a) -> Status {
+                   launch_channel_conv(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
+                                       a.kernel, a.pad, st.bias, s);
+                   return Status::ok();
+                 },
+                 [&](const ir::ChannelSoftmaxAttrs& a) -> Status {
+                   launch_channel_softmax(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), a.groups, s);
+                   return Status::ok();
+                 },
                  [&](const ir::PReluAttrs&) -> Status {
                    launch_prelu(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight, s);
                    return Status::ok();

@@ -256,6 +256,8 @@ struct Executor::Impl {
   // A per-channel scale and shift (channel norm): the step's weight and bias, C values each.
   // A step's per-channel weight and, where it has one, bias (C values each).
   Status build_channel_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w, bool with_bias = true);
+  // A channel convolution's taps and, where it has one, its bias (ir/ops/channel_conv.h).
+  Status build_taps(StepPlan& st, const ir::ChannelConvAttrs& a, const Unit& u, int step, const ir::Weights& w);
 
   Status build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
                     const ir::Weights& w);

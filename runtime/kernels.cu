@@ -226,6 +226,35 @@ __global__ void prelu_kernel(DevTensor in, DevTensor out, Extent e, const T* slo
   }
 }
 
+template <typename T>
+__global__ void channel_conv_kernel(DevTensor in, DevTensor out, Extent e, const T* taps, int kernel, int pad,
+                                    const T* bias) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    float acc = bias ? to_float(*bias) : 0.f;
+    for (int t = 0; t < kernel; ++t) {
+      const int c = k.c + t - pad;
+      if (c >= 0 && c < e.channels) acc += to_float(taps[t]) * to_float(at<T>(in, Coord{k.b, c, k.p}));
+    }
+    at<T>(out, k) = from_float<T>(acc);
+  }
+}
+
+// One thread per position within a group (channel within the group, pixel): the softmax across the groups.
+template <typename T>
+__global__ void channel_softmax_kernel(DevTensor in, DevTensor out, Extent group, int groups) {
+  GRID_STRIDE_LOOP(i, total(group)) {
+    const Coord k = coord(i, group);
+    float top = -INFINITY, sum = 0.f;
+    for (int g = 0; g < groups; ++g) top = fmaxf(top, to_float(at<T>(in, Coord{k.b, k.c + g * group.channels, k.p})));
+    for (int g = 0; g < groups; ++g) sum += expf(to_float(at<T>(in, Coord{k.b, k.c + g * group.channels, k.p})) - top);
+    for (int g = 0; g < groups; ++g) {
+      const Coord o{k.b, k.c + g * group.channels, k.p};
+      at<T>(out, o) = from_float<T>(expf(to_float(at<T>(in, o)) - top) / sum);
+    }
+  }
+}
+
 // A block normalizes kNormPixels pixels: threadIdx.x picks the pixel (neighbouring pixels are neighbouring
 // addresses in NCHW), threadIdx.y a slice of the channels; the mean, then the variance of the deviations,
 // are reduced over the slices in shared memory. Three passes over the channels, the later ones from cache.
@@ -420,6 +449,24 @@ void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& ou
                             cudaStream_t stream) {
   dispatch(t,
            [&](auto v) { shuffle_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, groups); });
+}
+
+void launch_channel_conv(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* taps,
+                         int kernel, int pad, const void* bias, cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    using T = decltype(v);
+    channel_conv_kernel<T><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, static_cast<const T*>(taps), kernel,
+                                                                     pad, static_cast<const T*>(bias));
+  });
+}
+
+void launch_channel_softmax(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+                            cudaStream_t stream) {
+  Extent group = e;  // the threads walk one group; each covers its position in every group
+  group.channels = e.channels / groups;
+  dispatch(t, [&](auto v) {
+    channel_softmax_kernel<decltype(v)><<<blocks_for(total(group)), 256, 0, stream>>>(in, out, group, groups);
+  });
 }
 
 void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* slope,

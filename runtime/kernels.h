@@ -90,6 +90,15 @@ void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& ou
 void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
                          const void* shift, float eps, cudaStream_t stream);
 
+// The 1-D convolution along channels of ir/ops/channel_conv.h; `taps` holds `kernel` values and `bias` one
+// (or is null), in the storage type.
+void launch_channel_conv(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* taps,
+                         int kernel, int pad, const void* bias, cudaStream_t stream);
+
+// The softmax across `groups` groups of channels of ir/ops/channel_softmax.h.
+void launch_channel_softmax(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+                            cudaStream_t stream);
+
 // y = x >= 0 ? x : slope[c] * x (ir/ops/prelu.h); `slope` holds e.channels values in the storage type.
 void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* slope,
                   cudaStream_t stream);

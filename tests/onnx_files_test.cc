@@ -29,11 +29,11 @@ TEST(OnnxErrors, EveryUnsupportedNodeIsListedWithItsOpTypeAndOpset) {
   m.input("x", {1, 1, 2, 2}).output("y");
   m.node("LRN", {"x"}, {"a"}, "norm1");
   m.node("Relu", {"a"}, {"b"});
-  m.node("Softmax", {"b"}, {"y"}, "prob");
+  m.node("Hardmax", {"b"}, {"y"}, "prob");
   auto r = m.import();
   ASSERT_FALSE(r);
   EXPECT_NE(r.status().message().find("node 'norm1' (LRN, opset 13)"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("node 'prob' (Softmax, opset 13)"), std::string::npos);
+  EXPECT_NE(r.status().message().find("node 'prob' (Hardmax, opset 13)"), std::string::npos);
 }
 
 TEST(OnnxErrors, OpsetsOutsideElevenToTwentyOneAreRejected) {

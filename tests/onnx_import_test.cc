@@ -231,6 +231,19 @@ TEST(OnnxActivation, SiluAndGeluPatternsBecomeOneActivation) {
   EXPECT_EQ(dm.graph.node(1).attrs<ir::ActivationAttrs>().activation, ir::Act::kGelu);
   expect_near(run(dm, x), want);
 
+  Model module(18);  // nn.GELU through the dynamo exporter: Mul(x, Mul(0.5, Add(Erf(Div(x, sqrt 2)), 1)))
+  module.input("x", {1, 1, 1, 4}).output("y").init("sqrt2", {}, {1.4142135f}).init("one", {}, {1.f});
+  module.init("half", {}, {0.5f});
+  module.node("Div", {"x", "sqrt2"}, {"d"});
+  module.node("Erf", {"d"}, {"e"});
+  module.node("Add", {"e", "one"}, {"a"});
+  module.node("Mul", {"half", "a"}, {"h"});
+  module.node("Mul", {"x", "h"}, {"y"});
+  const ImportedModel mm = imported(module);
+  ASSERT_EQ(mm.graph.nodes.size(), 2u);
+  EXPECT_EQ(mm.graph.node(1).attrs<ir::ActivationAttrs>().activation, ir::Act::kGelu);
+  expect_near(run(mm, x), want);
+
   Model shared;  // the sigmoid is read elsewhere too: not a SiLU, and Mul of two activations stays
   shared.input("x", {1, 1, 1, 2}).output("y");
   shared.node("Sigmoid", {"x"}, {"s"});

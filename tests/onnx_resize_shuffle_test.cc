@@ -111,7 +111,7 @@ TEST(OnnxShuffle, OtherReshapesAndTransposesAreNamed) {
   read5d.node("Relu", {"v"}, {"y"}, "relu5d");
   EXPECT_NE(import_error(read5d).find("5-D view"), std::string::npos);
   Model transposed;
-  transposed.input("x", {1, 6, 1, 1}).output("y");
+  transposed.input("x", {1, 6, 2, 1}).output("y");  // (a pooled tensor's unit axes may swap: a view)
   set_ints(transposed.node("Transpose", {"x"}, {"y"}, "swap_hw"), "perm", {0, 1, 3, 2});
   EXPECT_NE(import_error(transposed).find("only Transpose(0,2,3,1) and (0,3,1,2)"), std::string::npos);
 }

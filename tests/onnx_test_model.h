@@ -48,11 +48,13 @@ class Model {
     fill(*t, name, dims, values, raw);
     return *this;
   }
-  Model& init_ints(const std::string& name, std::vector<int64_t> values) {
+  // A 1-D int64 initializer, or one of shape `dims`.
+  Model& init_ints(const std::string& name, std::vector<int64_t> values, std::vector<int64_t> dims = {}) {
     auto* t = graph()->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(int64_t(values.size()));
+    if (dims.empty()) dims = {int64_t(values.size())};
+    for (int64_t d : dims) t->add_dims(d);
     for (int64_t v : values) t->add_int64_data(v);
     return *this;
   }

@@ -132,6 +132,22 @@ inline std::vector<OpGraphCase> op_graph_cases() {
             return b.step(x, GroupNormAttrs{1, 1e-5f});
           }),
       one("PRelu", [](GraphBuilder& b, Value x) { return b.step(x, PReluAttrs{}); }),
+      one("ChannelConv",
+          [](GraphBuilder& b, Value x) {
+            return b.step(x, ChannelConvAttrs{3, 1, false});
+          }),
+      one("ChannelConvOffCentreWithBias",
+          [](GraphBuilder& b, Value x) {
+            return b.step(x, ChannelConvAttrs{5, 1, true});
+          }),
+      one("ChannelSoftmax", [](GraphBuilder& b, Value x) { return b.step(x, ChannelSoftmaxAttrs{6}); }),
+      one("ChannelSoftmaxOfGroups", [](GraphBuilder& b, Value x) { return b.step(x, ChannelSoftmaxAttrs{3}); }),
+      one("ChannelSoftmaxOfPooledGroups",  // split attention's weights
+          [](GraphBuilder& b, Value x) { return b.step(b.pool(x, GlobalAvgPool()), ChannelSoftmaxAttrs{2}); }),
+      one("ChannelConvOfPooledChannels",  // ECA's gate
+          [](GraphBuilder& b, Value x) {
+            return b.activation(b.step(b.pool(x, GlobalAvgPool()), ChannelConvAttrs{5, 2, false}), Act::kSigmoid);
+          }),
   };
   for (const ActivationCase& c : activation_cases()) {
     const Act act = c.act;

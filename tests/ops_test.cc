@@ -34,7 +34,9 @@ std::vector<SubOp> samples() {
           ChannelNormAttrs{1e-3f},
           PadAttrs{PadMode::kReflect, 1, 2, 0, 1, 0.f},
           GroupNormAttrs{2, 1e-3f},
-          PReluAttrs{}};
+          PReluAttrs{},
+          ChannelConvAttrs{5, 1, true},
+          ChannelSoftmaxAttrs{2}};
 }
 
 TEST(OpCases, EveryOpKindAndActivationHasACase) {
@@ -237,6 +239,44 @@ TEST(ReferencePRelu, NegativeValuesAreScaledByTheirChannelsSlope) {
   auto out = reference::run(*g, w, t);
   ASSERT_TRUE(out);
   expect_near(out->data, {-1.f, 3.f, 2.f, 0.f});
+}
+
+TEST(ReferenceChannelConv, EachChannelSumsItsNeighboursTapsWithZerosBeyondTheEnds) {
+  GraphBuilder b("g", {4, 1, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), ChannelConvAttrs{3, 2, true}));  // y[c] = w0 x[c-2] + w1 x[c-1] + w2 x[c] + bias
+  auto g = b.build();
+  ASSERT_TRUE(g);
+  Weights w = make_weights(*g);
+  w.per_node[1][0].weight = {1.f, 10.f, 100.f};
+  w.per_node[1][0].bias = {0.5f};
+  reference::Tensor t(1, {4, 1, 2});
+  t.data = {1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f};  // channel c holds (2c + 1, 2c + 2)
+  auto out = reference::run(*g, w, t);
+  ASSERT_TRUE(out);
+  expect_near(out->data, {100.5f, 200.5f, 310.5f, 420.5f, 531.5f, 642.5f, 753.5f, 864.5f});
+}
+
+TEST(ReferenceChannelSoftmax, EachPositionIsNormalizedAcrossTheGroups) {
+  GraphBuilder b("g", {4, 1, 1});
+  b.begin_block();
+  b.end_block(b.step(b.input(), ChannelSoftmaxAttrs{2}));  // groups {0, 1} and {2, 3}: pairs (0, 2), (1, 3)
+  auto g = b.build();
+  ASSERT_TRUE(g);
+  reference::Tensor t(1, {4, 1, 1});
+  t.data = {0.f, 1000.f, std::log(3.f), 1000.f};
+  auto out = reference::run(*g, make_weights(*g), t);
+  ASSERT_TRUE(out);
+  expect_near(out->data, {0.25f, 0.5f, 0.75f, 0.5f});
+}
+
+TEST(StepOps, ChannelConvPadMustLeaveTheChannelCount) {
+  GraphBuilder b("g", {6, 2, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), ChannelConvAttrs{3, 3, false}));
+  auto g = b.build();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("'pad'"), std::string::npos) << g.status().message();
 }
 
 TEST(StepOps, GroupNormGroupsMustDivideTheChannels) {

@@ -41,6 +41,13 @@ struct Activation {
   // A group normalization in progress: the tensor viewed as (N, g, C/g*H*W) by a Reshape (PyTorch's GroupNorm
   // export: Reshape, InstanceNormalization, Reshape back). Only those read it.
   int norm_groups = 0;
+  // A pooled (N, C, 1, 1) tensor given other dimensions, its values in the same order: ECA's (N, 1, C)
+  // (onnx_ops_view.cc). Empty: (N, C, H, W), or (N, features) when flat. Only views, the 1-D convolution
+  // over channels and element-wise activations read it.
+  std::vector<int64_t> dims = {};
+  // An Expand of a pooled tensor to (N, C, expand_h, expand_w): only an element-wise product reads it, as
+  // a per-channel factor.
+  int expand_h = 0, expand_w = 0;
 };
 
 inline Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
@@ -114,6 +121,20 @@ class Importer {
   Status subtract(const onnx::NodeProto& n);
   Status prelu(const onnx::NodeProto& n);
   Status group_norm(const onnx::NodeProto& n);
+  Status squeeze(const onnx::NodeProto& n);
+  Status softmax(const onnx::NodeProto& n);
+  Status reduce_sum(const onnx::NodeProto& n);
+  Expected<bool> stack_view(const onnx::NodeProto& n, const Activation& x);
+  Status concat_groups(const onnx::NodeProto& n);
+  bool group_view(const Activation& x) const;  // a 5-D (N, g, C/g, H, W) view, groups in order
+  Status expand(const onnx::NodeProto& n);
+  Status gather(const onnx::NodeProto& n);
+  Expected<bool> view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
+  Expected<bool> transpose_view(const onnx::NodeProto& n, const Activation& x, const std::vector<int64_t>& perm);
+  Status channel_conv(const onnx::NodeProto& n, const Activation& x, const Constant& w);
+  Status define_view(const onnx::NodeProto& n, const Activation& x, std::vector<int64_t> dims);
+  std::vector<int64_t> view_dims(const Activation& x) const;
+  bool relabels(const Activation& x) const;  // a pooled tensor, or a view of one, that views may relabel
   Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps, std::vector<float> scale,
                          std::vector<float> shift);
 
@@ -133,6 +154,11 @@ class Importer {
   Expected<const Activation*> any_act_input(const onnx::NodeProto& n, int i) const;
   // Also a channels-last tensor: for the ops that act on each element or on the channel axis.
   Expected<const Activation*> layout_act_input(const onnx::NodeProto& n, int i) const;
+  // Also an Expand of a pooled tensor and a 5-D group view: for the element-wise product, which reads the
+  // first as a per-channel factor and multiplies two views of the same groups.
+  Expected<const Activation*> expanded_or_act_input(const onnx::NodeProto& n, int i) const;
+  // Also a view of a pooled tensor: for the ops that act on each element.
+  Expected<const Activation*> element_act_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> const_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> optional_const(const onnx::NodeProto& n, int i) const;
   Status only_first_output_used(const onnx::NodeProto& n) const;

@@ -31,9 +31,10 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Slice", &Importer::slice},
       {"Cast", &Importer::cast},
       {"Shape", &Importer::constant_only},
-      {"Gather", &Importer::constant_only},
-      {"Unsqueeze", &Importer::constant_only},
-      {"Squeeze", &Importer::constant_only},
+      {"Gather", &Importer::gather},
+      {"Unsqueeze", &Importer::squeeze},
+      {"Squeeze", &Importer::squeeze},
+      {"Expand", &Importer::expand},
       {"Range", &Importer::constant_only},
       {"ConstantOfShape", &Importer::constant_only},
       // Evaluated at import where their inputs are constants (onnx_fold.h): shape and weight arithmetic.
@@ -46,7 +47,8 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Pow", &Importer::constant_only},
       {"Max", &Importer::constant_only},
       {"Min", &Importer::constant_only},
-      {"ReduceSum", &Importer::constant_only},
+      {"ReduceSum", &Importer::reduce_sum},
+      {"Softmax", &Importer::softmax},
       {"Sub", &Importer::sub_div},
       {"Div", &Importer::sub_div},
       {"Split", &Importer::split},
@@ -97,7 +99,25 @@ Expected<const Activation*> Importer::act_input(const onnx::NodeProto& n, int i)
 }
 
 Expected<const Activation*> Importer::layout_act_input(const onnx::NodeProto& n, int i) const {
+  ASSIGN_OR_RETURN(const Activation* a, element_act_input(n, i));
+  RETURN_ERROR_IF(!a->dims.empty(), ErrorCode::kInvalidArgument,
+                  "input " + std::to_string(i) + " ('" + n.input(i) + "') is a " + std::to_string(a->dims.size()) +
+                      "-D view of a pooled tensor; only views, a 1-D convolution over channels and element-wise "
+                      "activations read it (reshape it back to (N, C, 1, 1))");
+  return a;
+}
+
+Expected<const Activation*> Importer::expanded_or_act_input(const onnx::NodeProto& n, int i) const {
   ASSIGN_OR_RETURN(const Activation* a, any_act_input(n, i));
+  if (a->expand_h != 0 || group_view(*a)) return a;
+  return act_input(n, i);
+}
+
+Expected<const Activation*> Importer::element_act_input(const onnx::NodeProto& n, int i) const {
+  ASSIGN_OR_RETURN(const Activation* a, any_act_input(n, i));
+  RETURN_ERROR_IF(a->expand_h != 0, ErrorCode::kInvalidArgument,
+                  "input " + std::to_string(i) + " ('" + n.input(i) +
+                      "') is an Expand of a pooled tensor; only an element-wise product (Mul) reads it");
   RETURN_ERROR_IF(a->shuffle_groups != 0, ErrorCode::kInvalidArgument,
                   "input " + std::to_string(i) + " ('" + n.input(i) + "') is a 5-D view (N, " +
                       std::to_string(a->shuffle_groups) +

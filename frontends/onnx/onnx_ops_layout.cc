@@ -185,7 +185,7 @@ Expected<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in, st
 // The Reshapes of ShuffleNet's channel shuffle: (N, C, H, W) -> (N, g, C/g, H, W) starts one, and the
 // reshape back after Transpose(0,2,1,3,4) is one ChannelShuffle node. False: not a shuffle's reshape.
 Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
-  if (x.flat || x.channels_last || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
+  if (x.flat || x.channels_last || !x.dims.empty() || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
   ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
   // allowzero = 1 (the dynamo exporter's) reads a 0 as a zero-size axis; without a 0 it changes nothing.
   RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
@@ -220,11 +220,27 @@ Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activat
   return true;
 }
 
+// A Reshape of a pooled (N, C, 1, 1) tensor, or of a view of one, to any shape that keeps the batch first:
+// a view (onnx_ops_view.cc). False: not a pooled tensor.
+Expected<bool> Importer::view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
+  if (!relabels(x)) return false;
+  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
+  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
+                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  RETURN_ERROR_IF(shape.ints.size() > 8, ErrorCode::kInvalidArgument,
+                  "a view of more than 8 dimensions is not supported");
+  ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(view_dims(x), shape.ints));
+  if (t.empty() || (t[0] != batch_ && !(batch_ == 1 && t.size() == 1)))
+    return false;  // the flattening Reshapes name what is supported
+  RETURN_IF_ERROR(define_view(n, x, std::move(t)));
+  return true;
+}
+
 // The Reshapes around a group normalization as PyTorch exports GroupNorm: (N, C, H, W) -> (N, g, -1) starts a
 // view that InstanceNormalization normalizes per group, and the reshape back to (N, C, H, W) ends it. False:
 // not such a reshape.
 Expected<bool> Importer::group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
-  if (x.flat || x.channels_last || x.shuffle_groups != 0) return false;
+  if (x.flat || x.channels_last || x.shuffle_groups != 0 || !x.dims.empty()) return false;
   if (x.norm_groups == 0 && shape.ints.size() != 3) return false;
   ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
   RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
@@ -255,13 +271,15 @@ Expected<bool> Importer::group_view_reshape(const onnx::NodeProto& n, const Acti
 Status Importer::instance_norm(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* any, any_act_input(n, 0));
   const Activation* x = any;
-  if (any->norm_groups == 0) {
+  // A (N, g, C/g) view of a pooled tensor is a group view too.
+  const bool pooled_groups = any->dims.size() == 3 && any->expand_h == 0;
+  if (any->norm_groups == 0 && !pooled_groups) {
     ASSIGN_OR_RETURN(x, act_input(n, 0));
   }
   RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D (N, C, H, W) tensor");
   ASSIGN_OR_RETURN(float eps, Attributes(n).get_float("epsilon", 1e-5f));
   const int channels = shape_of(x->terms).c;
-  const int groups = x->norm_groups != 0 ? x->norm_groups : channels;
+  const int groups = x->norm_groups != 0 ? x->norm_groups : pooled_groups ? int(x->dims[1]) : channels;
   ASSIGN_OR_RETURN(const Constant* scale, const_input(n, 1));
   ASSIGN_OR_RETURN(const Constant* shift, const_input(n, 2));
   for (const Constant* c : {scale, shift})
@@ -308,9 +326,11 @@ Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, 
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{groups, eps}, x.terms, std::move(p)));
   Activation out{{{v}}};
   out.norm_groups = x.norm_groups;
+  out.dims = x.dims;
   define(n.output(0), std::move(out));
-  ++counts_[x.norm_groups != 0 ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
-                               : n.op_type() + " imported as a group normalization"];
+  ++counts_[x.norm_groups != 0 || !x.dims.empty()
+                ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
+                : n.op_type() + " imported as a group normalization"];
   return Status::ok();
 }
 
@@ -320,6 +340,8 @@ Status Importer::transpose(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* x, any_act_input(n, 0));
   ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", {}));
   const std::vector<int64_t> swap_groups{0, 2, 1, 3, 4}, to_last{0, 2, 3, 1}, to_first{0, 3, 1, 2};
+  ASSIGN_OR_RETURN(bool viewed, transpose_view(n, *x, perm));
+  if (viewed) return Status::ok();
   Activation out = *x;
   if (x->shuffle_groups != 0 && perm == swap_groups) {
     out.shuffle_swapped = !out.shuffle_swapped;

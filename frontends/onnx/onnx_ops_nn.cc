@@ -59,9 +59,13 @@ Expected<std::array<int, 2>> pair_attr(const Attributes& at, const std::string& 
 }
 
 Status Importer::conv(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Constant* w, const_input(n, 1));
+  if (w->dims.size() == 3) {
+    ASSIGN_OR_RETURN(const Activation* view, element_act_input(n, 0));
+    return channel_conv(n, *view, *w);
+  }
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
-  ASSIGN_OR_RETURN(const Constant* w, const_input(n, 1));
   RETURN_ERROR_IF(w->dims.size() != 4, ErrorCode::kInvalidArgument,
                   "only 2-D convolutions are supported (weight of rank " + std::to_string(w->dims.size()) + ")");
   const Attributes at(n);
@@ -169,7 +173,7 @@ Status Importer::batch_norm(const onnx::NodeProto& n) {
 }
 
 Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
-  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* x, element_act_input(n, 0));
   if (NodeId id = foldable(*x, false); id != ir::kNoNode) {
     std::visit(
         [act](auto& attrs) {
@@ -185,6 +189,7 @@ Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ActivationAttrs{act}, x->terms));
   Activation out{{{v}}, x->flat};
   out.channels_last = x->channels_last;
+  out.dims = x->dims;
   define(n.output(0), std::move(out));
   return Status::ok();
 }

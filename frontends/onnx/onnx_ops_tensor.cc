@@ -233,6 +233,7 @@ Status Importer::cast(const onnx::NodeProto& n) {
 }
 
 Status Importer::concat(const onnx::NodeProto& n) {
+  if (n.input_size() > 0 && acts_.count(n.input(0)) && group_view(acts_.at(n.input(0)))) return concat_groups(n);
   ASSIGN_OR_RETURN(int64_t axis, Attributes(n).get_int("axis", 1));
   Activation out;
   for (int i = 0; i < n.input_size(); ++i) {
@@ -299,10 +300,19 @@ Status Importer::mul(const onnx::NodeProto& n) {
     ASSIGN_OR_RETURN(auto scale, per_channel(*c, *x, channels_of(*x)));
     return channel_affine(n, *x, &scale, nullptr);
   }
-  ASSIGN_OR_RETURN(const Activation* a, act_input(n, 0));
-  ASSIGN_OR_RETURN(const Activation* b, act_input(n, 1));
+  ASSIGN_OR_RETURN(const Activation* a, expanded_or_act_input(n, 0));
+  ASSIGN_OR_RETURN(const Activation* b, expanded_or_act_input(n, 1));
   RETURN_ERROR_IF(a->flat != b->flat, ErrorCode::kInvalidArgument,
                   "multiplies a flattened (batch, features) tensor and a 4-D one");
+  RETURN_ERROR_IF(a->shuffle_groups != b->shuffle_groups, ErrorCode::kInvalidArgument,
+                  "multiplies a 5-D (N, g, C/g, H, W) view and a tensor that is not one of the same groups");
+  if (a->expand_h != 0) std::swap(a, b);
+  if (b->expand_h != 0) {
+    const ir::Shape full = shape_of(a->terms);
+    RETURN_ERROR_IF(a->expand_h != 0 || full.h != b->expand_h || full.w != b->expand_w, ErrorCode::kInvalidArgument,
+                    "multiplies a factor expanded to " + std::to_string(b->expand_h) + "x" +
+                        std::to_string(b->expand_w) + " by a tensor of shape " + full.to_string());
+  }
   // A C x 1 x 1 gate (squeeze-excite) multiplies the full tensor per channel; the IR takes it second.
   if (!a->flat && ir::broadcasts(shape_of(a->terms), shape_of(b->terms))) std::swap(a, b);
   const ir::Shape sa = shape_of(a->terms), sb = shape_of(b->terms);
@@ -314,7 +324,9 @@ Status Importer::mul(const onnx::NodeProto& n) {
   consume(*a);
   consume(*b);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::ElementAttrs{ir::ElementOp::kMul}, {ta, tb}));
-  define(n.output(0), Activation{{{v}}, a->flat});
+  Activation out{{{v}}, a->flat};
+  out.shuffle_groups = a->shuffle_groups;  // a product of two views of the same groups is one too
+  define(n.output(0), std::move(out));
   return Status::ok();
 }
 
@@ -335,6 +347,8 @@ Status Importer::reshape(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Constant* shape, const_input(n, 1));
   ASSIGN_OR_RETURN(bool shuffled, shuffle_reshape(n, *any, *shape));
   if (shuffled) return Status::ok();
+  ASSIGN_OR_RETURN(bool viewed, view_reshape(n, *any, *shape));
+  if (viewed) return Status::ok();
   ASSIGN_OR_RETURN(bool grouped, group_view_reshape(n, *any, *shape));
   if (grouped) return Status::ok();
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));

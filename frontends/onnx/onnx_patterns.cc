@@ -111,19 +111,25 @@ class Rewriter {
     return found;
   }
 
-  // GELU's erf form -> Gelu(x), every binary op in either operand order, as the two exporters write it:
-  //   TorchScript: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)
-  //   dynamo:      Mul(Mul(x, 0.5), Add(Erf(Mul(x, 1 / sqrt 2)), 1))
+  // GELU's erf form -> Gelu(x), every binary op in either operand order, as the exporters write it:
+  //   TorchScript:           Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)
+  //   dynamo (F.gelu):       Mul(Mul(x, 0.5), Add(Erf(Mul(x, 1 / sqrt 2)), 1))
+  //   dynamo (nn.GELU, 2.9+): Mul(x, Mul(0.5, Add(Erf(Div(x, sqrt 2)), 1)))
   bool gelu(size_t i) {
     return either(nodes_[i], [&](const std::string& m, const std::string& other) {
       const auto inner = sole(m, "Mul");
       if (!inner) return false;
-      return either(nodes_[*inner], [&](const std::string& x, const std::string& b) {
+      return either(nodes_[*inner], [&](const std::string& a, const std::string& b) {
         std::optional<std::array<size_t, 3>> taken;
-        if (is_scalar(other, 0.5f, 1e-6f))
-          taken = one_plus_erf(b, x);  // TorchScript
-        else if (is_scalar(b, 0.5f, 1e-6f))
-          taken = one_plus_erf(other, x);  // dynamo
+        std::string x = a;
+        if (is_scalar(other, 0.5f, 1e-6f)) {
+          taken = one_plus_erf(b, x);
+        } else if (is_scalar(b, 0.5f, 1e-6f)) {
+          taken = one_plus_erf(other, x);
+        } else if (is_scalar(a, 0.5f, 1e-6f)) {
+          x = other;
+          taken = one_plus_erf(b, x);
+        }
         if (!taken) return false;
         removed_[*inner] = true;
         for (size_t k : *taken) removed_[k] = true;

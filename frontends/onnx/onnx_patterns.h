@@ -1,7 +1,7 @@
 // Subgraphs that exporters write for one activation, rewritten to that activation's ONNX op before the
 // import proper: x * Sigmoid(x) becomes Swish (SiLU), and PyTorch's erf form of GELU,
-// Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), becomes Gelu. A pattern is rewritten only where each
-// of its intermediate tensors has no reader outside it.
+// Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) and the dynamo exporter's two orderings of it, becomes
+// Gelu. A pattern is rewritten only where each of its intermediate tensors has no reader outside it.
 #pragma once
 
 #include <onnx/onnx_pb.h>
