@@ -28,6 +28,7 @@
 #include "ir/ops/pool.h"
 #include "ir/ops/prelu.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/response_norm.h"
 
 namespace ios::ir {
 
@@ -62,7 +63,7 @@ struct ElementAttrs {
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
 using SubOp =
     std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs,
-                 PadAttrs, GroupNormAttrs, PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs>;
+                 PadAttrs, GroupNormAttrs, PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs, ResponseNormAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -80,7 +81,7 @@ struct SequentialAttrs {
 
 using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs, SequentialAttrs,
                         LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs, GroupNormAttrs,
-                        PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs>;
+                        PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs, ResponseNormAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -99,9 +100,10 @@ enum class OpKind : uint8_t {
   kGroupNorm,
   kPRelu,
   kChannelConv,
-  kChannelSoftmax
+  kChannelSoftmax,
+  kResponseNorm
 };
-inline constexpr size_t kOpKindCount = 16;
+inline constexpr size_t kOpKindCount = 17;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
 static_assert(
@@ -114,7 +116,8 @@ static_assert(
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kGroupNorm), Op>, GroupNormAttrs> &&
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPRelu), Op>, PReluAttrs> &&
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelConv), Op>, ChannelConvAttrs> &&
-        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelSoftmax), Op>, ChannelSoftmaxAttrs>,
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelSoftmax), Op>, ChannelSoftmaxAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kResponseNorm), Op>, ResponseNormAttrs>,
     "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 

@@ -174,6 +174,27 @@ void channel_softmax_forward(const ir::ChannelSoftmaxAttrs& a, const Tensor& in,
     }
 }
 
+void response_norm_forward(const ir::ResponseNormAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
+  const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
+  const size_t channels = static_cast<size_t>(in.shape.c);
+  std::vector<double> norm(channels);
+  for (int b = 0; b < in.batch; ++b) {
+    const float* src = in.sample(b);
+    float* dst = out.sample(b);
+    double mean = 0;
+    for (size_t c = 0; c < channels; ++c) {
+      double sq = 0;
+      for (size_t q = 0; q < plane; ++q) sq += double(src[c * plane + q]) * src[c * plane + q];
+      norm[c] = std::sqrt(sq);
+      mean += norm[c] / double(channels);
+    }
+    for (size_t c = 0; c < channels; ++c) {
+      const double gain = norm[c] / (mean + double(a.eps)) * p.weight[c];
+      for (size_t q = 0; q < plane; ++q) dst[c * plane + q] = static_cast<float>(src[c * plane + q] * gain + p.bias[c]);
+    }
+  }
+}
+
 void group_norm_forward(const ir::GroupNormAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
   const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
   const size_t per_group = static_cast<size_t>(in.shape.c / a.groups);
@@ -258,6 +279,7 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::GroupNormAttrs& a) { group_norm_forward(a, params, in, out); },
                         [&](const ir::ChannelConvAttrs& a) { channel_conv_forward(a, params, in, out); },
                         [&](const ir::ChannelSoftmaxAttrs& a) { channel_softmax_forward(a, in, out); },
+                        [&](const ir::ResponseNormAttrs& a) { response_norm_forward(a, params, in, out); },
                         [&](const ir::PReluAttrs&) {
                           const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
                           for (size_t i = 0; i < in.data.size(); ++i) {

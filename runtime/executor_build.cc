@@ -262,7 +262,8 @@ Status Executor::Impl::build_unit(Unit& u, const sched::LaunchMemory& lm, int st
                               [&](const ir::GroupNormAttrs&) { return build_channel_params(st, u, int(i), w); },
                               [&](const ir::PReluAttrs&) { return build_channel_params(st, u, int(i), w, false); },
                               [&](const ir::ChannelConvAttrs& a) { return build_taps(st, a, u, int(i), w); },
-                              [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); }},
+                              [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); },
+                              [&](const ir::ResponseNormAttrs&) { return build_channel_params(st, u, int(i), w); }},
                    ops[i]));
     src = st.dst;
     in = st.out;

@@ -111,6 +111,11 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                    launch_channel_softmax(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), a.groups, s);
                    return Status::ok();
                  },
+                 [&](const ir::ResponseNormAttrs& a) -> Status {
+                   launch_response_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
+                                        st.bias, a.eps, s);
+                   return Status::ok();
+                 },
                  [&](const ir::PReluAttrs&) -> Status {
                    launch_prelu(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight, s);
                    return Status::ok();

@@ -335,6 +335,42 @@ __global__ void group_norm_kernel(DevTensor in, DevTensor out, int groups, int p
   }
 }
 
+// One block per sample: a warp per channel sums its squares into the shared norms, the block sums the
+// norms, then every element is gained, scaled and shifted. The C norms live in dynamic shared memory.
+constexpr int kResponseNormThreads = 512;
+
+template <typename T>
+__global__ void response_norm_kernel(DevTensor in, DevTensor out, Extent e, const T* scale, const T* shift, float eps) {
+  extern __shared__ float norm[];
+  __shared__ float partial[kResponseNormThreads / 32];
+  const int b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = kResponseNormThreads / 32;
+  float mine = 0.f;  // this warp's norms, summed (lane 0)
+  for (int c = warp; c < e.channels; c += warps) {
+    float sq = 0.f;
+    for (int p = lane; p < e.hw; p += 32) {
+      const float v = to_float(at<T>(in, Coord{b, c, p}));
+      sq += v * v;
+    }
+    for (int s = 16; s > 0; s /= 2) sq += __shfl_down_sync(0xffffffffu, sq, s);
+    if (lane == 0) {
+      norm[c] = sqrtf(sq);
+      mine += norm[c];
+    }
+  }
+  if (lane == 0) partial[warp] = mine;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < warps; ++w) total += partial[w];
+  const float inv = 1.f / (total / float(e.channels) + eps);
+  const long long count = static_cast<long long>(e.channels) * e.hw;
+  for (long long i = threadIdx.x; i < count; i += kResponseNormThreads) {
+    const Coord k =
+        e.channels_inner ? Coord{b, int(i % e.channels), int(i / e.channels)} : Coord{b, int(i / e.hw), int(i % e.hw)};
+    const float v = to_float(at<T>(in, k)) * norm[k.c] * inv;
+    at<T>(out, k) = from_float<T>(v * to_float(scale[k.c]) + to_float(shift[k.c]));
+  }
+}
+
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -466,6 +502,20 @@ void launch_channel_softmax(DataType t, const DevTensor& in, const DevTensor& ou
   group.channels = e.channels / groups;
   dispatch(t, [&](auto v) {
     channel_softmax_kernel<decltype(v)><<<blocks_for(total(group)), 256, 0, stream>>>(in, out, group, groups);
+  });
+}
+
+void launch_response_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
+                          const void* shift, float eps, cudaStream_t stream) {
+  const size_t shared = sizeof(float) * size_t(e.channels);
+  dispatch(t, [&](auto v) {
+    using T = decltype(v);
+    // Above the default 48 KiB a kernel must opt in to more shared memory (once per type, before launch).
+    static const cudaError_t opted = cudaFuncSetAttribute(
+        response_norm_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(float)) * 32768);
+    (void)opted;
+    response_norm_kernel<T><<<e.batch, kResponseNormThreads, shared, stream>>>(in, out, e, static_cast<const T*>(scale),
+                                                                               static_cast<const T*>(shift), eps);
   });
 }
 

@@ -99,6 +99,11 @@ void launch_channel_conv(DataType t, const DevTensor& in, const DevTensor& out, 
 void launch_channel_softmax(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
                             cudaStream_t stream);
 
+// Global response normalization (ir/ops/response_norm.h), one block per sample; `scale` and `shift` hold
+// e.channels values in the storage type.
+void launch_response_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
+                          const void* shift, float eps, cudaStream_t stream);
+
 // y = x >= 0 ? x : slope[c] * x (ir/ops/prelu.h); `slope` holds e.channels values in the storage type.
 void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* slope,
                   cudaStream_t stream);

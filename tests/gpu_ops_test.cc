@@ -35,14 +35,15 @@ ir::Graph op_matrix_graph() {
   Value padded =
       b.step(b.step(c3, PadAttrs{PadMode::kReflect, 2, 1, 0, 3, 0.f}), PadAttrs{PadMode::kEdge, 1, 0, 2, 1, 0.f});
   Value framed = b.conv(b.step(padded, PadAttrs{PadMode::kConstant, 0, 1, 1, 0, -0.5f}), Conv(4).kernel(3));
-  Value group_normed = b.step(c3, GroupNormAttrs{2, 1e-5f});  // GroupNorm(2)
+  Value group_normed = b.step(c3, GroupNormAttrs{2, 1e-5f});                         // GroupNorm(2)
+  Value responded = b.step(b.activation(c3, Act::kGelu), ResponseNormAttrs{1e-6f});  // ConvNeXt V2's GRN
   Value instance_normed = b.step(b.step(b.activation(c4, Act::kSilu), GroupNormAttrs{8, 1e-5f}), PReluAttrs{});
   Value gate = b.step(h, ChannelConvAttrs{5, 2, true});        // ECA's gate
   Value shares = b.step(cat({g, h}), ChannelSoftmaxAttrs{2});  // split attention's softmax across two paths
-  Value both = b.identity(
-      cat({g, h, gate, shares, b.pool(dw, GlobalAvgPool()), b.pool(b.step(up_down, up), GlobalMaxPool()),
-           b.pool(normed, GlobalAvgPool()), b.pool(framed, GlobalAvgPool()),
-           b.pool(b.activation(group_normed, Act::kRelu), GlobalAvgPool()), b.pool(instance_normed, GlobalMaxPool())}));
+  Value both = b.identity(cat(
+      {g, h, gate, shares, b.pool(responded, GlobalMaxPool()), b.pool(dw, GlobalAvgPool()),
+       b.pool(b.step(up_down, up), GlobalMaxPool()), b.pool(normed, GlobalAvgPool()), b.pool(framed, GlobalAvgPool()),
+       b.pool(b.activation(group_normed, Act::kRelu), GlobalAvgPool()), b.pool(instance_normed, GlobalMaxPool())}));
   b.end_block(b.linear(both, LinearAttrs{16, true, Act::kRelu}));
   return *b.build();
 }

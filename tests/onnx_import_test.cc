@@ -336,6 +336,23 @@ TEST(OnnxGraph, ResidualAddThenReluIsOneActivationReadingASum) {
   expect_near(run(model, {-1.f, 0.f, 3.f}), {1.f, 0.f, 0.f});  // relu(-2x + x) = relu(-x)
 }
 
+// RepGhostNet's fusion BatchNorm: a per-channel scale of a convolution another op has already read stays a
+// separate op (folding it into the convolution would change what that op read).
+TEST(OnnxGraph, AScaleOfAnOutputAnotherOpAlreadyReadIsNotFolded) {
+  Model m;
+  m.input("x", {1, 1, 1, 3}).output("y").init("w", {2, 1, 1, 1}, {1.f, -2.f}).init("s", {1, 2, 1, 1}, {3.f, 0.5f});
+  m.node("Conv", {"x", "w"}, {"c"});
+  m.node("Relu", {"c"}, {"r"});
+  m.node("Mul", {"c", "s"}, {"m"});
+  m.node("Add", {"r", "m"}, {"y"});
+  const ImportedModel model = imported(m);
+  const std::vector<float> x = {-1.f, 0.5f, 2.f};
+  std::vector<float> want;
+  for (float v : x) want.push_back(std::max(v, 0.f) + 3.f * v);
+  for (float v : x) want.push_back(std::max(-2.f * v, 0.f) - v);
+  expect_near(run(model, x), want);
+}
+
 TEST(OnnxGraph, PerChannelMulAndAddFoldOrBecomeDepthwise) {
   Model m;
   m.input("x", {1, 2, 1, 1}).output("y");

@@ -185,5 +185,79 @@ TEST(OnnxNorm, GroupsThatDoNotDivideTheChannelsAndOtherReadersOfTheViewAreNamed)
   EXPECT_NE(import_error(wrong_size).find("must hold 4 values, one per channel"), std::string::npos);
 }
 
+// ConvNeXt V2's GRN as timm writes it (x + bias + weight * x * Nx) through the TorchScript exporter, NCHW (axes
+// as attributes) and channels-last at opset 18 (axes as inputs): one response_norm op, its weight and bias folded.
+std::vector<float> response_norm(const std::vector<float>& x, const std::vector<float>& w,
+                                 const std::vector<float>& b) {
+  const int plane = kH * kW;
+  std::vector<double> norm(kC);
+  double mean = 0;
+  for (int c = 0; c < kC; ++c) {
+    for (int p = 0; p < plane; ++p) norm[size_t(c)] += double(x[size_t(c * plane + p)]) * x[size_t(c * plane + p)];
+    norm[size_t(c)] = std::sqrt(norm[size_t(c)]);
+    mean += norm[size_t(c)] / kC;
+  }
+  std::vector<float> y(x.size());
+  for (int c = 0; c < kC; ++c)
+    for (int p = 0; p < plane; ++p) {
+      const double v = x[size_t(c * plane + p)];
+      y[size_t(c * plane + p)] = float(v + b[size_t(c)] + w[size_t(c)] * v * norm[size_t(c)] / (mean + 1e-6));
+    }
+  return y;
+}
+
+void add_response_norm(Model& m, const std::string& x, const std::string& y, bool channels_last) {
+  if (channels_last) {  // opset 18: axes are inputs
+    m.init_ints("spatial", {1, 2}).init_ints("last", {-1});
+    set_int(m.node("ReduceL2", {x, "spatial"}, {"l2"}), "keepdims", 1);
+    set_int(m.node("ReduceMean", {"l2", "last"}, {"mean"}), "keepdims", 1);
+  } else {
+    auto& l2 = m.node("ReduceL2", {x}, {"l2"});
+    set_ints(l2, "axes", {2, 3});
+    set_int(l2, "keepdims", 1);
+    set_ints(m.node("ReduceMean", {"l2"}, {"mean"}), "axes", {1});
+  }
+  m.node("Add", {"mean", "eps"}, {"d"});
+  m.node("Div", {"l2", "d"}, {"nx"});
+  m.node("Mul", {x, "nx"}, {"xn"});
+  m.node("Mul", {"gamma", "xn"}, {"t"});
+  m.node("Add", {"beta", "t"}, {"u"});
+  m.node("Add", {x, "u"}, {y});
+}
+
+TEST(OnnxNorm, ConvNeXtV2sGlobalResponseNormIsOneOpWithItsScaleAndShiftFolded) {
+  const std::vector<float> w = {0.5f, -1.f, 2.f, 0.25f}, b = {0.1f, 0.f, -0.3f, 1.f};
+  const std::vector<float> x = sample_input();
+  {
+    Model m;
+    m.input("x", {1, kC, kH, kW}).output("y").init("eps", {}, {1e-6f});
+    m.init("gamma", {1, kC, 1, 1}, w).init("beta", {1, kC, 1, 1}, b);
+    add_response_norm(m, "x", "y", false);
+    const ImportedModel model = imported(m);
+    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kResponseNorm), 1);
+    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kConv), 0) << "the scale and shift fold into the op";
+    expect_near(run(model, x), response_norm(x, w, b));
+  }
+  {
+    Model m(18);
+    m.input("x", {1, kC, kH, kW}).output("y").init("eps", {}, {1e-6f}).init("gamma", {kC}, w).init("beta", {kC}, b);
+    set_ints(m.node("Transpose", {"x"}, {"xl"}), "perm", {0, 2, 3, 1});
+    add_response_norm(m, "xl", "yl", true);
+    set_ints(m.node("Transpose", {"yl"}, {"y"}), "perm", {0, 3, 1, 2});
+    const ImportedModel model = imported(m);
+    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kResponseNorm), 1);
+    expect_near(run(model, x), response_norm(x, w, b));
+  }
+  {  // a norm over the channels instead
+    Model m;
+    m.input("x", {1, kC, kH, kW}).output("y").init("eps", {}, {1e-6f});
+    m.init("gamma", {1, kC, 1, 1}, w).init("beta", {1, kC, 1, 1}, b);
+    add_response_norm(m, "x", "y", false);
+    m.graph()->mutable_node(0)->mutable_attribute(0)->clear_ints();  // ReduceL2's axes
+    m.graph()->mutable_node(0)->mutable_attribute(0)->add_ints(1);
+    EXPECT_NE(import_error(m).find("with the norm over H and W and its mean over the channels"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace ios::onnx_import

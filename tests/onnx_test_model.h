@@ -139,6 +139,10 @@ inline ImportedModel imported(const Model& m) {
 }
 
 inline std::vector<float> run(const ImportedModel& m, std::vector<float> input, int batch = 1) {
+  if (m.graph.nodes.empty()) {
+    ADD_FAILURE() << "no model to run (its import failed)";
+    return {};
+  }
   reference::Tensor in(batch, m.graph.input_shape());
   in.data = std::move(input);
   auto out = reference::run(m.graph, m.weights, in);

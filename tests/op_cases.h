@@ -144,6 +144,7 @@ inline std::vector<OpGraphCase> op_graph_cases() {
       one("ChannelSoftmaxOfGroups", [](GraphBuilder& b, Value x) { return b.step(x, ChannelSoftmaxAttrs{3}); }),
       one("ChannelSoftmaxOfPooledGroups",  // split attention's weights
           [](GraphBuilder& b, Value x) { return b.step(b.pool(x, GlobalAvgPool()), ChannelSoftmaxAttrs{2}); }),
+      one("ResponseNorm", [](GraphBuilder& b, Value x) { return b.step(x, ResponseNormAttrs{1e-6f}); }),
       one("ChannelConvOfPooledChannels",  // ECA's gate
           [](GraphBuilder& b, Value x) {
             return b.activation(b.step(b.pool(x, GlobalAvgPool()), ChannelConvAttrs{5, 2, false}), Act::kSigmoid);

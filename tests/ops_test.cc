@@ -36,7 +36,8 @@ std::vector<SubOp> samples() {
           GroupNormAttrs{2, 1e-3f},
           PReluAttrs{},
           ChannelConvAttrs{5, 1, true},
-          ChannelSoftmaxAttrs{2}};
+          ChannelSoftmaxAttrs{2},
+          ResponseNormAttrs{1e-3f}};
 }
 
 TEST(OpCases, EveryOpKindAndActivationHasACase) {
@@ -268,6 +269,22 @@ TEST(ReferenceChannelSoftmax, EachPositionIsNormalizedAcrossTheGroups) {
   auto out = reference::run(*g, make_weights(*g), t);
   ASSERT_TRUE(out);
   expect_near(out->data, {0.25f, 0.5f, 0.75f, 0.5f});
+}
+
+TEST(ReferenceResponseNorm, EachChannelGainsItsNormOverTheMeanNormThenIsScaledAndShifted) {
+  GraphBuilder b("g", {2, 1, 2});
+  b.begin_block();
+  b.end_block(b.step(b.input(), ResponseNormAttrs{1e-9f}));
+  auto g = b.build();
+  ASSERT_TRUE(g);
+  Weights w = make_weights(*g);
+  w.per_node[1][0].weight = {1.f, 2.f};
+  w.per_node[1][0].bias = {0.5f, -1.f};
+  reference::Tensor t(1, {2, 1, 2});
+  t.data = {0.3f, 0.4f, 0.f, 1.5f};  // norms 0.5 and 1.5, mean 1: gains 0.5 and 1.5
+  auto out = reference::run(*g, w, t);
+  ASSERT_TRUE(out);
+  expect_near(out->data, {0.65f, 0.7f, -1.f, 3.5f});
 }
 
 TEST(StepOps, ChannelConvPadMustLeaveTheChannelCount) {

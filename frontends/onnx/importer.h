@@ -121,6 +121,7 @@ class Importer {
   Status subtract(const onnx::NodeProto& n);
   Status prelu(const onnx::NodeProto& n);
   Status group_norm(const onnx::NodeProto& n);
+  Status response_norm(const onnx::NodeProto& n);
   Status squeeze(const onnx::NodeProto& n);
   Status softmax(const onnx::NodeProto& n);
   Status reduce_sum(const onnx::NodeProto& n);
@@ -187,6 +188,7 @@ class Importer {
   std::unordered_map<std::string, Activation> acts_;
   std::unordered_map<std::string, int> uses_;  // readers of each tensor name (the graph output counts)
   std::vector<int> pending_;                   // per IR node: reads still to come through any tensor
+  std::vector<bool> read_;                     // per IR node: an emitted node reads it (it can no longer change)
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int> next_suffix_;  // per base name: the next "_k" to try (from 2)
   std::map<std::string, int> counts_;                 // what was folded / dropped, for the notes

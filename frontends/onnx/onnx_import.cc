@@ -49,6 +49,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Min", &Importer::constant_only},
       {"ReduceSum", &Importer::reduce_sum},
       {"Softmax", &Importer::softmax},
+      {kResponseNormOp, &Importer::response_norm},
       {"Sub", &Importer::sub_div},
       {"Div", &Importer::sub_div},
       {"Split", &Importer::split},
@@ -189,9 +190,12 @@ Expected<ir::Value> Importer::emit(const std::string& name, ir::Op op, ir::Input
   node.inputs = std::move(inputs);
   const auto id = static_cast<NodeId>(g_.nodes.size());
   RETURN_IF_ERROR(ir::infer_node(g_, id, node));
+  for (const ir::Term& t : node.inputs)
+    for (const ir::Value& v : t) read_[size_t(v.node)] = true;
   g_.nodes.push_back(std::move(node));
   w_.per_node.push_back({std::move(params)});
   pending_.push_back(0);
+  read_.push_back(false);
   return ir::Value{id, 0, g_.nodes.back().output_shape.c};
 }
 
@@ -229,7 +233,9 @@ NodeId Importer::foldable(const Activation& a, bool per_channel) const {
   if (a.terms.size() != 1 || a.terms[0].size() != 1) return ir::kNoNode;
   const ir::Value v = a.terms[0][0];
   const ir::Node& n = g_.node(v.node);
-  if (v.begin != 0 || v.end != n.output_shape.c || pending_[size_t(v.node)] != 1) return ir::kNoNode;
+  // A node another op already reads keeps its output: folding into it would change what that op read.
+  if (v.begin != 0 || v.end != n.output_shape.c || pending_[size_t(v.node)] != 1 || read_[size_t(v.node)])
+    return ir::kNoNode;
   // A flattened convolution output has C*H*W features: a per-feature scale or shift is per channel only
   // when H = W = 1.
   if (per_channel && a.flat && n.output_shape.h * n.output_shape.w != 1) return ir::kNoNode;
@@ -237,7 +243,8 @@ NodeId Importer::foldable(const Activation& a, bool per_channel) const {
   if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
     return l->activation == ir::Act::kNone ? v.node : ir::kNoNode;
   if (per_channel &&
-      (std::holds_alternative<ir::GroupNormAttrs>(n.op) || std::holds_alternative<ir::ChannelNormAttrs>(n.op)))
+      (std::holds_alternative<ir::GroupNormAttrs>(n.op) || std::holds_alternative<ir::ChannelNormAttrs>(n.op) ||
+       std::holds_alternative<ir::ResponseNormAttrs>(n.op)))
     return v.node;
   return ir::kNoNode;
 }
@@ -364,6 +371,7 @@ Status Importer::read_input() {
   g_.nodes.push_back(std::move(node));
   w_.per_node.push_back({ir::ParamTensor{}});
   pending_.push_back(0);
+  read_.push_back(false);
   define(in.name(), Activation{{{ir::Value{0, 0, int(chw[0])}}}});
   return Status::ok();
 }
@@ -543,7 +551,9 @@ Expected<int> default_opset(const onnx::ModelProto& model) {
 
 std::vector<std::string> supported_ops() {
   std::vector<std::string> ops;
-  for (const auto& [op, handler] : Importer::handlers()) ops.push_back(op);
+  for (const auto& [op, handler] : Importer::handlers())
+    if (op != kResponseNormOp) ops.push_back(op);  // the importer's own op, made from a pattern
+  ops.push_back("ReduceL2 (in global response normalization)");
   return ops;
 }
 

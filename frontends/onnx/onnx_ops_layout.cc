@@ -310,6 +310,44 @@ Status Importer::group_norm(const onnx::NodeProto& n) {
   return emit_group_norm(n, *x, int(groups), eps, scale->floats, shift->floats);
 }
 
+// ConvNeXt V2's global response normalization, rewritten from its pattern (onnx_patterns.h): norms over H and
+// W, their mean over the channels. The scale, shift and residual after it fold in or sum as usual.
+Status Importer::response_norm(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D tensor");
+  const Attributes at(n);
+  auto axes = [&](const char* attr, int input) -> Expected<std::vector<int64_t>> {
+    std::vector<int64_t> a;
+    if (has_input(n, input)) {
+      ASSIGN_OR_RETURN(const Constant* c, const_input(n, input));
+      a = c->ints;
+    } else {
+      ASSIGN_OR_RETURN(a, at.get_ints(attr, {}));
+    }
+    for (int64_t& v : a) v = v < 0 ? v + 4 : v;
+    std::sort(a.begin(), a.end());
+    return a;
+  };
+  ASSIGN_OR_RETURN(std::vector<int64_t> spatial, axes("spatial_axes", 1));
+  ASSIGN_OR_RETURN(std::vector<int64_t> channel, axes("channel_axes", 2));
+  const std::vector<int64_t> want_spatial = x->channels_last ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{2, 3};
+  const std::vector<int64_t> want_channel{x->channels_last ? 3 : 1};
+  RETURN_ERROR_IF(spatial != want_spatial || channel != want_channel, ErrorCode::kInvalidArgument,
+                  "a global response normalization (ReduceL2, ReduceMean, Div, Mul) is supported with the norm over H "
+                  "and W and its mean over the channels");
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-6f));
+  RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "epsilon must be in (0, 1]");
+  const size_t channels = size_t(channels_of(*x));
+  consume(*x);
+  ASSIGN_OR_RETURN(ir::Value v,
+                   emit(n.name(), ir::ResponseNormAttrs{eps}, x->terms,
+                        ir::ParamTensor{std::vector<float>(channels, 1.f), std::vector<float>(channels, 0.f)}));
+  Activation out{{{v}}};
+  out.channels_last = x->channels_last;
+  define(n.output(0), std::move(out));
+  return Status::ok();
+}
+
 // One group_norm node. `scale` and `shift` hold one value per channel, or one per group, repeated here over
 // the group's channels.
 Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,

@@ -266,28 +266,32 @@ Status Importer::add(const onnx::NodeProto& n) {
   }
   ir::Term sum;
   std::optional<ir::Shape> shape;
-  bool flat = false;
+  bool flat = false, channels_last = false;
   for (int i = 0; i < n.input_size(); ++i) {
-    ASSIGN_OR_RETURN(const Activation* x, act_input(n, i));
+    ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, i));
     const ir::Shape s = shape_of(x->terms);
     RETURN_ERROR_IF(shape && !(s == *shape), ErrorCode::kInvalidArgument,
                     "adds tensors of shapes " + shape->to_string() + " and " + s.to_string() +
                         "; broadcasting between activations is not supported");
     RETURN_ERROR_IF(shape && x->flat != flat, ErrorCode::kInvalidArgument,
                     "adds a flattened (batch, features) tensor and a 4-D one");
+    RETURN_ERROR_IF(shape && x->channels_last != channels_last, ErrorCode::kInvalidArgument,
+                    "adds a channels-last tensor and an NCHW one");
     shape = s;
     flat = x->flat;
+    channels_last = x->channels_last;
     ASSIGN_OR_RETURN(ir::Term t, one_term(*x, n.name() + "/in" + std::to_string(i)));
     sum.insert(sum.end(), t.begin(), t.end());
   }
   RETURN_ERROR_IF(sum.empty(), ErrorCode::kInvalidArgument, "has no inputs");
   for (int i = 0; i < n.input_size(); ++i) consume(acts_.at(n.input(i)));
+  Activation out{{sum}, flat};
+  out.channels_last = channels_last;
   if (uses(n.output(0)) > 1) {
     ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::IdentityAttrs{}, {sum}));
-    define(n.output(0), Activation{{{v}}, flat});
-    return Status::ok();
+    out.terms = {{v}};
   }
-  define(n.output(0), Activation{{sum}, flat});
+  define(n.output(0), std::move(out));
   return Status::ok();
 }
 

@@ -29,6 +29,8 @@ class Rewriter {
         ++counts["x * Sigmoid(x) imported as one SiLU activation"];
       else if (gelu(i))
         ++counts["GELU's erf form (Div, Erf, Add, Mul, Mul) imported as one GELU activation"];
+      else if (response_norm(i))
+        ++counts["global response normalizations (ReduceL2, ReduceMean, Add, Div, Mul) imported as one op"];
     }
     std::vector<onnx::NodeProto> kept;
     for (size_t i = 0; i < nodes_.size(); ++i)
@@ -137,6 +139,64 @@ class Rewriter {
         return true;
       });
     });
+  }
+
+  // ConvNeXt V2's GRN -> kResponseNormOp(x): Mul(x, Div(L2, Add(ReduceMean(L2), eps))), L2 = ReduceL2(x), read
+  // by the Div and the ReduceMean only; both reductions keep their dimensions.
+  bool response_norm(size_t i) {
+    return either(nodes_[i], [&](const std::string& x_ref, const std::string& q) {
+      const std::string x = x_ref;  // a reference into node i's inputs, which are rewritten below
+      const auto div = sole(q, "Div");
+      if (!div || nodes_[*div].input_size() != 2) return false;
+      const std::string l2 = nodes_[*div].input(0);
+      const auto l2_node = producer_.find(l2);
+      if (l2_node == producer_.end() || removed_[l2_node->second] || readers(l2) != 2) return false;
+      const onnx::NodeProto& norm = nodes_[l2_node->second];
+      if (!default_domain(norm) || norm.op_type() != "ReduceL2" || norm.output_size() != 1 || norm.input_size() < 1 ||
+          norm.input(0) != x || !keeps_dims(norm))
+        return false;
+      const auto add = sole(nodes_[*div].input(1), "Add");
+      if (!add) return false;
+      std::optional<size_t> mean;
+      float eps = 0.f;
+      either(nodes_[*add], [&](const std::string& m, const std::string& e) {
+        const auto value = scalar_(e);
+        const auto reduce = sole(m, "ReduceMean");
+        if (!value || !reduce || nodes_[*reduce].input_size() < 1 || nodes_[*reduce].input(0) != l2 ||
+            !keeps_dims(nodes_[*reduce]))
+          return false;
+        mean = reduce;
+        eps = *value;
+        return true;
+      });
+      if (!mean) return false;
+      onnx::NodeProto grn;
+      grn.set_op_type(kResponseNormOp);
+      grn.set_name(nodes_[i].name());
+      grn.add_output(nodes_[i].output(0));
+      grn.add_input(x);
+      for (const onnx::NodeProto* r : std::initializer_list<const onnx::NodeProto*>{&norm, &nodes_[*mean]}) {
+        grn.add_input(r->input_size() > 1 ? r->input(1) : "");
+        for (const auto& a : r->attribute())
+          if (a.name() == "axes") {
+            onnx::AttributeProto* copy = grn.add_attribute();
+            *copy = a;
+            copy->set_name(r == &norm ? "spatial_axes" : "channel_axes");
+          }
+      }
+      onnx::AttributeProto* e = grn.add_attribute();
+      e->set_name("epsilon");
+      e->set_type(onnx::AttributeProto::FLOAT);
+      e->set_f(eps);
+      for (size_t k : {l2_node->second, *mean, *add, *div}) removed_[k] = true;
+      nodes_[i] = std::move(grn);
+      return true;
+    });
+  }
+  static bool keeps_dims(const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute())
+      if (a.name() == "keepdims") return a.i() != 0;
+    return true;
   }
 
   const ScalarLookup& scalar_;

@@ -1,7 +1,9 @@
 // Subgraphs that exporters write for one activation, rewritten to that activation's ONNX op before the
 // import proper: x * Sigmoid(x) becomes Swish (SiLU), and PyTorch's erf form of GELU,
 // Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) and the dynamo exporter's two orderings of it, becomes
-// Gelu. A pattern is rewritten only where each of its intermediate tensors has no reader outside it.
+// Gelu. ConvNeXt V2's global response normalization, Mul(x, Div(ReduceL2(x), Add(ReduceMean(ReduceL2(x)), eps))),
+// becomes one node of the importer's own kResponseNormOp, which no ONNX model names. A pattern is rewritten only
+// where each of its intermediate tensors has no reader outside it.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -13,6 +15,11 @@
 #include <vector>
 
 namespace ios::onnx_import {
+
+// The op the GRN pattern becomes: input 0 the tensor, inputs 1 and 2 the ReduceL2's and the ReduceMean's axes
+// inputs (empty where they had attributes), attributes 'epsilon', 'spatial_axes' and 'channel_axes' (copied
+// where the reductions had them).
+inline constexpr const char* kResponseNormOp = "ios::GlobalResponseNorm";
 
 // The value of a tensor that is a constant scalar (an initializer or a Constant node), else nullopt.
 using ScalarLookup = std::function<std::optional<float>(const std::string& name)>;
