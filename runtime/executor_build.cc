@@ -157,31 +157,17 @@ Status Executor::Impl::build_linear(StepPlan& st, const ir::LinearAttrs& l, cons
   return Status::ok();
 }
 
-Status Executor::Impl::build_channel_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w,
-                                            bool with_bias) {
+Status Executor::Impl::build_vector_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w, int weights,
+                                           int biases) {
   const ir::ParamTensor& p = w.at(u.ops[0], step);
   const std::string key = weight_key(u, step);
   ASSIGN_OR_RETURN(st.weight, upload(
-                                  key + ".w", [&]() -> const auto& { return p.weight; }, 1, st.in.c, 1, 1));
-  st.weight_bytes = tensor_bytes(1, st.in.c, 1, 1);
-  if (!with_bias) return Status::ok();
+                                  key + ".w", [&]() -> const auto& { return p.weight; }, 1, weights, 1, 1));
+  st.weight_bytes = tensor_bytes(1, weights, 1, 1);
+  if (biases == 0) return Status::ok();
   ASSIGN_OR_RETURN(st.bias, upload(
-                                key + ".b", [&]() -> const auto& { return p.bias; }, 1, st.in.c, 1, 1));
-  st.weight_bytes *= 2;
-  return Status::ok();
-}
-
-Status Executor::Impl::build_taps(StepPlan& st, const ir::ChannelConvAttrs& a, const Unit& u, int step,
-                                  const ir::Weights& w) {
-  const ir::ParamTensor& p = w.at(u.ops[0], step);
-  const std::string key = weight_key(u, step);
-  ASSIGN_OR_RETURN(st.weight, upload(
-                                  key + ".w", [&]() -> const auto& { return p.weight; }, 1, a.kernel, 1, 1));
-  st.weight_bytes = tensor_bytes(1, a.kernel, 1, 1);
-  if (!a.bias) return Status::ok();
-  ASSIGN_OR_RETURN(st.bias, upload(
-                                key + ".b", [&]() -> const auto& { return p.bias; }, 1, 1, 1, 1));
-  st.weight_bytes += tensor_bytes(1, 1, 1, 1);
+                                key + ".b", [&]() -> const auto& { return p.bias; }, 1, biases, 1, 1));
+  st.weight_bytes += tensor_bytes(1, biases, 1, 1);
   return Status::ok();
 }
 
@@ -250,21 +236,23 @@ Status Executor::Impl::build_unit(Unit& u, const sched::LaunchMemory& lm, int st
     st.dst = i + 1 == ops.size() ? out : buffer_view(lm.step_buffers[i], st.out.c, 0, st.out);
     if (i + 1 == ops.size() && lm.residual.node != ir::kNoNode)
       st.residual = views[size_t(lm.residual.node)].at_channel(lm.residual.begin);
-    RETURN_IF_ERROR(
-        std::visit(Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
-                              [&](const ir::LinearAttrs& l) { return build_linear(st, l, u, int(i), w); },
-                              [](const ir::PoolAttrs&) { return Status::ok(); },
-                              [](const ir::ActivationAttrs&) { return Status::ok(); },
-                              [](const ir::ResizeAttrs&) { return Status::ok(); },
-                              [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
-                              [&](const ir::ChannelNormAttrs&) { return build_channel_params(st, u, int(i), w); },
-                              [](const ir::PadAttrs&) { return Status::ok(); },
-                              [&](const ir::GroupNormAttrs&) { return build_channel_params(st, u, int(i), w); },
-                              [&](const ir::PReluAttrs&) { return build_channel_params(st, u, int(i), w, false); },
-                              [&](const ir::ChannelConvAttrs& a) { return build_taps(st, a, u, int(i), w); },
-                              [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); },
-                              [&](const ir::ResponseNormAttrs&) { return build_channel_params(st, u, int(i), w); }},
-                   ops[i]));
+    RETURN_IF_ERROR(std::visit(
+        Overloaded{
+            [&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
+            [&](const ir::LinearAttrs& l) { return build_linear(st, l, u, int(i), w); },
+            [](const ir::PoolAttrs&) { return Status::ok(); }, [](const ir::ActivationAttrs&) { return Status::ok(); },
+            [](const ir::ResizeAttrs&) { return Status::ok(); },
+            [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
+            [&](const ir::ChannelNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
+            [](const ir::PadAttrs&) { return Status::ok(); },
+            [&](const ir::GroupNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
+            [&](const ir::PReluAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, 0); },
+            [&](const ir::ChannelConvAttrs& a) {
+              return build_vector_params(st, u, int(i), w, a.kernel, a.bias ? 1 : 0);
+            },
+            [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); },
+            [&](const ir::ResponseNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); }},
+        ops[i]));
     src = st.dst;
     in = st.out;
     u.steps.push_back(std::move(st));

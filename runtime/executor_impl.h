@@ -253,11 +253,9 @@ struct Executor::Impl {
   // The input is flattened in storage order (CHW, or HWC for NHWC): the weight follows it.
   Status build_linear(StepPlan& st, const ir::LinearAttrs& l, const Unit& u, int step, const ir::Weights& w);
 
-  // A per-channel scale and shift (channel norm): the step's weight and bias, C values each.
-  // A step's per-channel weight and, where it has one, bias (C values each).
-  Status build_channel_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w, bool with_bias = true);
-  // A channel convolution's taps and, where it has one, its bias (ir/ops/channel_conv.h).
-  Status build_taps(StepPlan& st, const ir::ChannelConvAttrs& a, const Unit& u, int step, const ir::Weights& w);
+  // A step's weight and bias as vectors of `weights` and `biases` values (no bias where 0): per-channel
+  // scales and shifts (norms, prelu's slopes), a channel convolution's taps and its one bias.
+  Status build_vector_params(StepPlan& st, const Unit& u, int step, const ir::Weights& w, int weights, int biases);
 
   Status build_conv(StepPlan& st, const ir::ConvAttrs& attrs, const Unit& u, int step, int stream_index,
                     const ir::Weights& w);

@@ -10,6 +10,7 @@
 #include "ir/ops/channel_shuffle.h"
 #include "ir/ops/pad.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/response_norm.h"
 #include "runtime/kernels.h"
 
 namespace ios::rt {
@@ -511,8 +512,9 @@ void launch_response_norm(DataType t, const DevTensor& in, const DevTensor& out,
   dispatch(t, [&](auto v) {
     using T = decltype(v);
     // Above the default 48 KiB a kernel must opt in to more shared memory (once per type, before launch).
-    static const cudaError_t opted = cudaFuncSetAttribute(
-        response_norm_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(float)) * 32768);
+    static const cudaError_t opted =
+        cudaFuncSetAttribute(response_norm_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(sizeof(float) * ir::ResponseNormAttrs::kMaxChannels));
     (void)opted;
     response_norm_kernel<T><<<e.batch, kResponseNormThreads, shared, stream>>>(in, out, e, static_cast<const T*>(scale),
                                                                                static_cast<const T*>(shift), eps);

@@ -162,6 +162,9 @@ class Importer {
   Expected<const Activation*> element_act_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> const_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> optional_const(const onnx::NodeProto& n, int i) const;
+  // A reduction's or view's axes: constant input `i` where the node has it (the later opsets), else the
+  // attribute `attr`.
+  Expected<std::vector<int64_t>> axes_input(const onnx::NodeProto& n, int i, const char* attr = "axes") const;
   Status only_first_output_used(const onnx::NodeProto& n) const;
   void define(const std::string& name, Activation a);
   void consume(const Activation& a);

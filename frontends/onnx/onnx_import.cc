@@ -148,6 +148,12 @@ Expected<const Constant*> Importer::const_input(const onnx::NodeProto& n, int i)
              "') must be a constant (an initializer or a Constant node); here it is computed");
 }
 
+Expected<std::vector<int64_t>> Importer::axes_input(const onnx::NodeProto& n, int i, const char* attr) const {
+  if (!has_input(n, i)) return Attributes(n).get_ints(attr, {});
+  ASSIGN_OR_RETURN(const Constant* c, const_input(n, i));
+  return c->ints;
+}
+
 Status Importer::only_first_output_used(const onnx::NodeProto& n) const {
   for (int i = 1; i < n.output_size(); ++i)
     RETURN_ERROR_IF(

@@ -7,21 +7,6 @@
 
 namespace ios::onnx_import::detail {
 
-namespace {
-
-// Axes from the attribute before `input_from`, the second input from it.
-Expected<std::vector<int64_t>> axes_of(const onnx::NodeProto& n, int opset, int input_from,
-                                       const std::unordered_map<std::string, Constant>& consts) {
-  if (opset >= input_from && n.input_size() > 1 && !n.input(1).empty()) {
-    auto it = consts.find(n.input(1));
-    RETURN_ERROR_IF(it == consts.end(), ErrorCode::kInvalidArgument, "input 1 (axes) must be a constant");
-    return it->second.ints;
-  }
-  return Attributes(n).get_ints("axes", {});
-}
-
-}  // namespace
-
 bool Importer::group_view(const Activation& x) const {
   return x.shuffle_groups != 0 && !x.shuffle_swapped && x.dims.empty() && x.expand_h == 0;
 }
@@ -71,7 +56,7 @@ Status Importer::softmax(const onnx::NodeProto& n) {
 Status Importer::reduce_sum(const onnx::NodeProto& n) {
   if (consts_.count(n.input(0))) return constant_only(n);
   ASSIGN_OR_RETURN(const Activation* x, any_act_input(n, 0));
-  ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_of(n, opset_, 13, consts_));
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_input(n, 1));
   ASSIGN_OR_RETURN(int64_t keepdims, Attributes(n).get_int("keepdims", 1));
   RETURN_ERROR_IF(!group_view(*x) || axes.size() != 1 || (axes[0] != 1 && axes[0] != -4), ErrorCode::kInvalidArgument,
                   "only a sum over the groups (axis 1) of a 5-D (N, g, C/g, H, W) view is supported");
@@ -97,7 +82,7 @@ Expected<bool> Importer::stack_view(const onnx::NodeProto& n, const Activation& 
   if (n.op_type() != "Unsqueeze" || x.flat || x.channels_last || x.shuffle_groups != 0 || x.norm_groups != 0 ||
       !x.dims.empty() || x.expand_h != 0)
     return false;
-  ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_of(n, opset_, 13, consts_));
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_input(n, 1));
   if (axes != std::vector<int64_t>{1} && axes != std::vector<int64_t>{-4}) return false;
   Activation out = x;
   out.shuffle_groups = 1;

@@ -180,16 +180,21 @@ Expected<std::vector<int64_t>> reshape_target(const std::vector<int64_t>& in, st
   return shape;
 }
 
+// allowzero = 1 (the dynamo exporter's) reads a 0 as a zero-size axis; without a 0 it changes nothing.
+Status check_allow_zero(const onnx::NodeProto& n, const Constant& shape) {
+  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
+  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
+                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  return Status::ok();
+}
+
 }  // namespace
 
 // The Reshapes of ShuffleNet's channel shuffle: (N, C, H, W) -> (N, g, C/g, H, W) starts one, and the
 // reshape back after Transpose(0,2,1,3,4) is one ChannelShuffle node. False: not a shuffle's reshape.
 Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
   if (x.flat || x.channels_last || !x.dims.empty() || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
-  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
-  // allowzero = 1 (the dynamo exporter's) reads a 0 as a zero-size axis; without a 0 it changes nothing.
-  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
-                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  RETURN_IF_ERROR(check_allow_zero(n, shape));
   const ir::Shape s = shape_of(x.terms);
   const int g = x.shuffle_groups;
   const std::vector<int64_t> dims = g == 0              ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
@@ -224,9 +229,7 @@ Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activat
 // a view (onnx_ops_view.cc). False: not a pooled tensor.
 Expected<bool> Importer::view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
   if (!relabels(x)) return false;
-  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
-  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
-                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  RETURN_IF_ERROR(check_allow_zero(n, shape));
   RETURN_ERROR_IF(shape.ints.size() > 8, ErrorCode::kInvalidArgument,
                   "a view of more than 8 dimensions is not supported");
   ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(view_dims(x), shape.ints));
@@ -242,9 +245,7 @@ Expected<bool> Importer::view_reshape(const onnx::NodeProto& n, const Activation
 Expected<bool> Importer::group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
   if (x.flat || x.channels_last || x.shuffle_groups != 0 || !x.dims.empty()) return false;
   if (x.norm_groups == 0 && shape.ints.size() != 3) return false;
-  ASSIGN_OR_RETURN(int64_t allow_zero, Attributes(n).get_int("allowzero", 0));
-  RETURN_ERROR_IF(allow_zero != 0 && std::count(shape.ints.begin(), shape.ints.end(), 0) > 0,
-                  ErrorCode::kInvalidArgument, "attribute 'allowzero' = 1 with a 0 in the shape is not supported");
+  RETURN_IF_ERROR(check_allow_zero(n, shape));
   const ir::Shape s = shape_of(x.terms);
   const std::vector<int64_t> plain{batch_, s.c, s.h, s.w};
   Activation out = x;
@@ -317,13 +318,7 @@ Status Importer::response_norm(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D tensor");
   const Attributes at(n);
   auto axes = [&](const char* attr, int input) -> Expected<std::vector<int64_t>> {
-    std::vector<int64_t> a;
-    if (has_input(n, input)) {
-      ASSIGN_OR_RETURN(const Constant* c, const_input(n, input));
-      a = c->ints;
-    } else {
-      ASSIGN_OR_RETURN(a, at.get_ints(attr, {}));
-    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> a, axes_input(n, input, attr));
     for (int64_t& v : a) v = v < 0 ? v + 4 : v;
     std::sort(a.begin(), a.end());
     return a;

@@ -317,13 +317,7 @@ Status Importer::reduce(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
   RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
   const Attributes at(n);
-  std::vector<int64_t> axes;
-  if (has_input(n, 1)) {
-    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1));
-    axes = c->ints;
-  } else {
-    ASSIGN_OR_RETURN(axes, at.get_ints("axes", {}));
-  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_input(n, 1));
   for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
   std::sort(axes.begin(), axes.end());
   RETURN_ERROR_IF(axes != std::vector<int64_t>({2, 3}), ErrorCode::kInvalidArgument,

@@ -57,13 +57,7 @@ Status Importer::squeeze(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(!relabels(*x), ErrorCode::kInvalidArgument,
                   "only a pooled (N, C, 1, 1) tensor (or a view of one) can be squeezed or unsqueezed; input 0 is " +
                       shape_of(x->terms).to_string() + " per sample");
-  std::vector<int64_t> axes;
-  if (opset_ >= 13 && has_input(n, 1)) {
-    ASSIGN_OR_RETURN(const Constant* c, const_input(n, 1));
-    axes = c->ints;
-  } else {
-    ASSIGN_OR_RETURN(axes, Attributes(n).get_ints("axes", {}));
-  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_input(n, 1));
   std::vector<int64_t> dims = view_dims(*x);
   const bool un = n.op_type() == "Unsqueeze";
   RETURN_ERROR_IF(un && axes.empty(), ErrorCode::kInvalidArgument, "has no axes");
