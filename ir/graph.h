@@ -29,6 +29,7 @@
 #include "ir/ops/prelu.h"
 #include "ir/ops/resize.h"
 #include "ir/ops/response_norm.h"
+#include "ir/ops/space_depth.h"
 
 namespace ios::ir {
 
@@ -61,9 +62,9 @@ struct ElementAttrs {
 
 // The step ops (ir/ops/*.h): one input tensor to one output tensor, alone as a node or as a step of a
 // sequential node, each running on the previous step's output. A new step op is added here and to Op.
-using SubOp =
-    std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs,
-                 PadAttrs, GroupNormAttrs, PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs, ResponseNormAttrs>;
+using SubOp = std::variant<ConvAttrs, PoolAttrs, ActivationAttrs, LinearAttrs, ResizeAttrs, ChannelShuffleAttrs,
+                           ChannelNormAttrs, PadAttrs, GroupNormAttrs, PReluAttrs, ChannelConvAttrs,
+                           ChannelSoftmaxAttrs, ResponseNormAttrs, SpaceDepthAttrs>;
 
 template <typename T, typename Variant>
 struct is_alternative;
@@ -81,7 +82,7 @@ struct SequentialAttrs {
 
 using Op = std::variant<InputAttrs, ConvAttrs, PoolAttrs, IdentityAttrs, ElementAttrs, ActivationAttrs, SequentialAttrs,
                         LinearAttrs, ResizeAttrs, ChannelShuffleAttrs, ChannelNormAttrs, PadAttrs, GroupNormAttrs,
-                        PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs, ResponseNormAttrs>;
+                        PReluAttrs, ChannelConvAttrs, ChannelSoftmaxAttrs, ResponseNormAttrs, SpaceDepthAttrs>;
 
 // One kind per alternative of Op, in the same order: Node::kind() is the variant index.
 enum class OpKind : uint8_t {
@@ -101,9 +102,10 @@ enum class OpKind : uint8_t {
   kPRelu,
   kChannelConv,
   kChannelSoftmax,
-  kResponseNorm
+  kResponseNorm,
+  kSpaceDepth
 };
-inline constexpr size_t kOpKindCount = 17;
+inline constexpr size_t kOpKindCount = 18;
 static_assert(std::variant_size_v<Op> == kOpKindCount,
               "an op was added to ir::Op: add its OpKind, then follow the compiler to every visit");
 static_assert(
@@ -117,7 +119,8 @@ static_assert(
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kPRelu), Op>, PReluAttrs> &&
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelConv), Op>, ChannelConvAttrs> &&
         std::is_same_v<std::variant_alternative_t<size_t(OpKind::kChannelSoftmax), Op>, ChannelSoftmaxAttrs> &&
-        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kResponseNorm), Op>, ResponseNormAttrs>,
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kResponseNorm), Op>, ResponseNormAttrs> &&
+        std::is_same_v<std::variant_alternative_t<size_t(OpKind::kSpaceDepth), Op>, SpaceDepthAttrs>,
     "OpKind and ir::Op list the ops in different orders");
 const char* op_kind_name(OpKind kind);
 

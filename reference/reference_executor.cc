@@ -127,6 +127,20 @@ void shuffle_forward(const ir::ChannelShuffleAttrs& s, const Tensor& in, Tensor&
                   out.sample(b) + size_t(ch) * plane);
 }
 
+void space_depth_forward(const ir::SpaceDepthAttrs& a, const Tensor& in, Tensor& out) {
+  const Shape& is = in.shape;
+  const Shape& os = out.shape;
+  const int shallow_c = a.to_depth ? is.c : os.c;
+  for (int b = 0; b < in.batch; ++b)
+    for (int ch = 0; ch < os.c; ++ch)
+      for (int y = 0; y < os.h; ++y)
+        for (int x = 0; x < os.w; ++x) {
+          const ir::BlockSource src = ir::space_depth_source(a, shallow_c, ch, y, x);
+          out.sample(b)[(static_cast<size_t>(ch) * os.h + y) * os.w + x] =
+              in.sample(b)[(static_cast<size_t>(src.c) * is.h + src.y) * is.w + src.x];
+        }
+}
+
 void channel_norm_forward(const ir::ChannelNormAttrs& a, const ir::ParamTensor& p, const Tensor& in, Tensor& out) {
   const size_t plane = static_cast<size_t>(in.shape.h) * in.shape.w;
   const auto channels = static_cast<size_t>(in.shape.c);
@@ -274,6 +288,7 @@ Tensor apply_step(const ir::SubOp& step, const ir::ParamTensor& params, const Te
                         [&](const ir::LinearAttrs& l) { linear_forward(l, params, in, out); },
                         [&](const ir::ResizeAttrs& r) { resize_forward(r, in, out); },
                         [&](const ir::ChannelShuffleAttrs& s) { shuffle_forward(s, in, out); },
+                        [&](const ir::SpaceDepthAttrs& a) { space_depth_forward(a, in, out); },
                         [&](const ir::ChannelNormAttrs& a) { channel_norm_forward(a, params, in, out); },
                         [&](const ir::PadAttrs& a) { pad_forward(a, in, out); },
                         [&](const ir::GroupNormAttrs& a) { group_norm_forward(a, params, in, out); },

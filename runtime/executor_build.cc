@@ -243,6 +243,7 @@ Status Executor::Impl::build_unit(Unit& u, const sched::LaunchMemory& lm, int st
             [](const ir::PoolAttrs&) { return Status::ok(); }, [](const ir::ActivationAttrs&) { return Status::ok(); },
             [](const ir::ResizeAttrs&) { return Status::ok(); },
             [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
+            [](const ir::SpaceDepthAttrs&) { return Status::ok(); },
             [&](const ir::ChannelNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
             [](const ir::PadAttrs&) { return Status::ok(); },
             [&](const ir::GroupNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },

@@ -92,6 +92,12 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                    launch_channel_shuffle(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), a.groups, s);
                    return Status::ok();
                  },
+                 [&](const ir::SpaceDepthAttrs& a) -> Status {
+                   const int shallow_c = a.to_depth ? st.in.c : st.out.c;
+                   launch_space_depth(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), a, shallow_c,
+                                      st.out.w, st.in.w, s);
+                   return Status::ok();
+                 },
                  [&](const ir::ChannelNormAttrs& a) -> Status {
                    launch_channel_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
                                        st.bias, a.eps, s);

@@ -11,6 +11,7 @@
 #include "ir/ops/pad.h"
 #include "ir/ops/resize.h"
 #include "ir/ops/response_norm.h"
+#include "ir/ops/space_depth.h"
 #include "runtime/kernels.h"
 
 namespace ios::rt {
@@ -215,6 +216,16 @@ __global__ void shuffle_kernel(DevTensor in, DevTensor out, Extent e, int groups
     const Coord k = coord(i, e);
     const Coord src{k.b, ir::shuffle_source(k.c, e.channels, groups), k.p};
     at<T>(out, k) = at<T>(in, src);
+  }
+}
+
+template <typename T>
+__global__ void space_depth_kernel(DevTensor in, DevTensor out, Extent e, ir::SpaceDepthAttrs a, int shallow_c,
+                                   int out_w, int in_w) {
+  GRID_STRIDE_LOOP(i, total(e)) {
+    const Coord k = coord(i, e);
+    const ir::BlockSource src = ir::space_depth_source(a, shallow_c, k.c, k.p / out_w, k.p % out_w);
+    at<T>(out, k) = at<T>(in, Coord{k.b, src.c, src.y * in_w + src.x});
   }
 }
 
@@ -486,6 +497,13 @@ void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& ou
                             cudaStream_t stream) {
   dispatch(t,
            [&](auto v) { shuffle_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, groups); });
+}
+
+void launch_space_depth(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e,
+                        const ir::SpaceDepthAttrs& a, int shallow_c, int out_w, int in_w, cudaStream_t stream) {
+  dispatch(t, [&](auto v) {
+    space_depth_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(in, out, e, a, shallow_c, out_w, in_w);
+  });
 }
 
 void launch_channel_conv(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* taps,

@@ -85,6 +85,11 @@ void launch_pad(DataType t, const DevTensor& in, const DevTensor& out, const Ext
 void launch_channel_shuffle(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
                             cudaStream_t stream);
 
+// Block moves between space and channels (ir/ops/space_depth.h); `e` is the output's extent, `shallow_c`
+// the channels of the spatial side; `in` and `out` are distinct buffers.
+void launch_space_depth(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e,
+                        const ir::SpaceDepthAttrs& a, int shallow_c, int out_w, int in_w, cudaStream_t stream);
+
 // Layer normalization over each pixel's channels (ir/ops/channel_norm.h); scale and shift hold
 // e.channels values in the storage type.
 void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,

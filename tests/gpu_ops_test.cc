@@ -40,10 +40,14 @@ ir::Graph op_matrix_graph() {
   Value instance_normed = b.step(b.step(b.activation(c4, Act::kSilu), GroupNormAttrs{8, 1e-5f}), PReluAttrs{});
   Value gate = b.step(h, ChannelConvAttrs{5, 2, true});        // ECA's gate
   Value shares = b.step(cat({g, h}), ChannelSoftmaxAttrs{2});  // split attention's softmax across two paths
-  Value both = b.identity(cat(
-      {g, h, gate, shares, b.pool(responded, GlobalMaxPool()), b.pool(dw, GlobalAvgPool()),
-       b.pool(b.step(up_down, up), GlobalMaxPool()), b.pool(normed, GlobalAvgPool()), b.pool(framed, GlobalAvgPool()),
-       b.pool(b.activation(group_normed, Act::kRelu), GlobalAvgPool()), b.pool(instance_normed, GlobalMaxPool())}));
+  // 8 x 9 x 9 -> 2 x 18 x 18 (pixel shuffle) -> 18 x 6 x 6 (space-to-depth by 3)
+  Value blocks =
+      b.step(b.step(c3, SpaceDepthAttrs{false, 2, BlockOrder::kCrd}), SpaceDepthAttrs{true, 3, BlockOrder::kDcr});
+  Value both =
+      b.identity(cat({g, h, gate, shares, b.pool(responded, GlobalMaxPool()), b.pool(dw, GlobalAvgPool()),
+                      b.pool(b.step(up_down, up), GlobalMaxPool()), b.pool(normed, GlobalAvgPool()),
+                      b.pool(framed, GlobalAvgPool()), b.pool(b.activation(group_normed, Act::kRelu), GlobalAvgPool()),
+                      b.pool(instance_normed, GlobalMaxPool()), b.pool(blocks, GlobalAvgPool())}));
   b.end_block(b.linear(both, LinearAttrs{16, true, Act::kRelu}));
   return *b.build();
 }

@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <tuple>
 
 #include "common/file_io.h"
 #include "common/tensor_file.h"
@@ -85,16 +87,103 @@ TEST(OnnxConv, SameUpperAutoPadAndRepresentableAsymmetricPadsImport) {
   EXPECT_EQ(model.graph.output_shape(), (ir::Shape{1, 2, 2}));
 }
 
-TEST(OnnxConv, AsymmetricPadsThatChangeTheOutputAreRejectedByName) {
+// TensorFlow's "same" padding of a stride-2 convolution, as the dynamo exporter folds it into the Conv.
+TEST(OnnxConv, AsymmetricPadsRunAsAPadBeforeTheConvolution) {
   Model m;
   m.input("x", {1, 1, 4, 4}).output("y").init("w", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
   auto& n = m.node("Conv", {"x", "w"}, {"y"}, "stem");
   set_ints(n, "pads", {0, 0, 1, 1});
   set_ints(n, "strides", {2, 2});
-  auto r = m.import();
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.status().message().find("node 'stem' (Conv, opset 17)"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("asymmetric pads"), std::string::npos);
+  const auto model = imported(m);
+  ASSERT_EQ(model.graph.op_count(), 2);
+  const auto& pad = model.graph.node(1).attrs<ir::PadAttrs>();
+  EXPECT_EQ(std::make_tuple(pad.top, pad.left, pad.bottom, pad.right, pad.value), std::make_tuple(0, 0, 1, 1, 0.f));
+  EXPECT_EQ(model.graph.node(2).attrs<ir::ConvAttrs>().ph, 0);
+  // Windows of rows/columns {0,1,2} and {2,3,pad}: sums of x[r][c] = 1 + 4r + c.
+  expect_near(run(model, iota(16)), {54, 45, 72, 54});
+}
+
+struct TransposedCase {
+  int in_c, out_c, group, k, s;
+  std::vector<int64_t> pads, output_padding;
+};
+
+// ONNX's ConvTranspose by its definition: every input pixel scatters its kernel into the output.
+std::vector<float> scatter_conv_transpose(const TransposedCase& t, int h, int w, const std::vector<float>& x,
+                                          const std::vector<float>& weight, const std::vector<float>& bias) {
+  const int oh = (h - 1) * t.s + t.k - int(t.pads[0] + t.pads[2]) + int(t.output_padding[0]);
+  const int ow = (w - 1) * t.s + t.k - int(t.pads[1] + t.pads[3]) + int(t.output_padding[1]);
+  const int in_g = t.in_c / t.group, out_g = t.out_c / t.group;
+  std::vector<float> y(size_t(t.out_c * oh * ow));
+  for (int oc = 0; oc < t.out_c; ++oc)
+    for (int i = 0; i < oh * ow; ++i) y[size_t(oc * oh * ow + i)] = bias[size_t(oc)];
+  for (int ic = 0; ic < t.in_c; ++ic)
+    for (int ocl = 0; ocl < out_g; ++ocl)
+      for (int iy = 0; iy < h; ++iy)
+        for (int ix = 0; ix < w; ++ix)
+          for (int ky = 0; ky < t.k; ++ky)
+            for (int kx = 0; kx < t.k; ++kx) {
+              const int oy = iy * t.s + ky - int(t.pads[0]), ox = ix * t.s + kx - int(t.pads[1]);
+              if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+              const int oc = ic / in_g * out_g + ocl;
+              y[size_t((oc * oh + oy) * ow + ox)] +=
+                  x[size_t((ic * h + iy) * w + ix)] * weight[size_t(((ic * out_g + ocl) * t.k + ky) * t.k + kx)];
+            }
+  return y;
+}
+
+TEST(OnnxConvTranspose, MatchesItsDefinitionAcrossStridesPadsGroupsAndOutputPadding) {
+  const std::vector<TransposedCase> cases = {
+      {4, 3, 1, 2, 2, {0, 0, 0, 0}, {0, 0}},  // U-Net's upsampling: no crop
+      {4, 6, 1, 4, 2, {1, 1, 1, 1}, {0, 0}},  // DCGAN / FCN: k = 2s
+      {4, 2, 2, 3, 2, {1, 1, 1, 1}, {1, 1}},  // grouped, k not a multiple of s
+      {3, 5, 1, 3, 1, {1, 1, 1, 1}, {0, 0}},  // stride 1: a convolution with the kernel reversed
+      {2, 2, 1, 4, 2, {0, 2, 0, 0}, {1, 0}},  // asymmetric pads; output padding past the blocks' end
+      {2, 3, 1, 3, 3, {0, 0, 0, 0}, {2, 2}},
+  };
+  const int h = 3, w = 4;
+  for (const TransposedCase& t : cases) {
+    SCOPED_TRACE("k " + std::to_string(t.k) + " s " + std::to_string(t.s) + " group " + std::to_string(t.group));
+    std::vector<float> weight(size_t(t.in_c * t.out_c / t.group * t.k * t.k)), bias(size_t(t.out_c));
+    for (size_t i = 0; i < weight.size(); ++i) weight[i] = float(int(i * 37 % 23) - 11) / 8.f;
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = float(i) / 4.f - 0.5f;
+    std::vector<float> x(size_t(t.in_c * h * w));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 11 % 17) - 8) / 4.f;
+    Model m;
+    m.input("x", {1, t.in_c, h, w}).output("y");
+    m.init("w", {t.in_c, t.out_c / t.group, t.k, t.k}, weight).init("b", {t.out_c}, bias);
+    auto& n = m.node("ConvTranspose", {"x", "w", "b"}, {"y"}, "up");
+    set_ints(n, "strides", {t.s, t.s});
+    set_ints(n, "pads", t.pads);
+    set_ints(n, "output_padding", t.output_padding);
+    set_int(n, "group", t.group);
+    const auto model = imported(m);
+    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kSpaceDepth), 1);
+    expect_near(run(model, x), scatter_conv_transpose(t, h, w, x, weight, bias), 1e-4f);
+  }
+}
+
+TEST(OnnxConvTranspose, UnsupportedAttributesAreNamed) {
+  auto error = [](std::function<void(onnx::NodeProto&)> set) {
+    Model m;
+    m.input("x", {1, 2, 3, 3}).output("y").init("w", {2, 2, 2, 2}, std::vector<float>(16, 1.f));
+    auto& n = m.node("ConvTranspose", {"x", "w"}, {"y"}, "up");
+    set_ints(n, "strides", {2, 2});
+    set(n);
+    auto r = m.import();
+    EXPECT_FALSE(r);
+    return r ? std::string() : r.status().message();
+  };
+  EXPECT_NE(error([](onnx::NodeProto& n) { set_ints(n, "dilations", {2, 2}); }).find("no dilation"), std::string::npos);
+  EXPECT_NE(error([](onnx::NodeProto& n) {
+              set_ints(n, "output_shape", {6, 6});
+            }).find("'output_shape'"),
+            std::string::npos);
+  EXPECT_NE(error([](onnx::NodeProto& n) {
+              set_ints(n, "output_padding", {2, 0});
+            }).find("[0, stride)"),
+            std::string::npos);
+  EXPECT_NE(error([](onnx::NodeProto& n) { set_ints(n, "pads", {4, 4, 4, 4}); }).find("would be"), std::string::npos);
 }
 
 TEST(OnnxConv, GroupedAndDilatedConvolutionImport) {
@@ -293,6 +382,34 @@ TEST(OnnxPool, AveragePoolHonoursCountIncludePad) {
     EXPECT_FLOAT_EQ(out[0], include ? 12.f / 9 : 12.f / 4);
     EXPECT_FLOAT_EQ(out[4], 5.f);
   }
+}
+
+// Padded cells of an asymmetric max pooling never win, even over negative values.
+TEST(OnnxPool, AsymmetricPadsOfAMaxPoolFillBelowEveryValue) {
+  Model m;
+  m.input("x", {1, 1, 4, 4}).output("y");
+  auto& n = m.node("MaxPool", {"x"}, {"y"});
+  set_ints(n, "kernel_shape", {3, 3});
+  set_ints(n, "strides", {2, 2});
+  set_ints(n, "pads", {0, 0, 1, 1});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.node(1).attrs<ir::PadAttrs>().bottom, 1);
+  expect_near(run(model, iota(16, -20.f)), {-10, -9, -6, -5});
+}
+
+TEST(OnnxPool, AsymmetricPadsAnAverageMustNotCountAreRejectedByName) {
+  Model m;
+  m.input("x", {1, 1, 4, 4}).output("y");
+  auto& n = m.node("AveragePool", {"x"}, {"y"}, "pool");
+  set_ints(n, "kernel_shape", {3, 3});
+  set_ints(n, "strides", {2, 2});
+  set_ints(n, "pads", {0, 0, 1, 1});
+  auto r = m.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("node 'pool' (AveragePool"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("count_include_pad=1"), std::string::npos) << r.status().message();
+  set_int(n, "count_include_pad", 1);
+  expect_near(run(imported(m), iota(16)), {54.f / 9, 45.f / 9, 72.f / 9, 54.f / 9});
 }
 
 TEST(OnnxPool, MaxPoolCeilModeAndGlobalPools) {

@@ -1,6 +1,7 @@
 // The ONNX front end's layout ops on models built here, run by the CPU reference against values computed by
 // hand: Resize / Upsample, the channel shuffle (Reshape, Transpose, Reshape) and channels-last blocks
-// (Transpose, LayerNormalization, MatMul, Transpose: ConvNeXt).
+// (Transpose, LayerNormalization, MatMul, Transpose: ConvNeXt), and moves of pixel blocks between space and
+// channels (DepthToSpace, SpaceToDepth, and their Reshape, Transpose, Reshape form).
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -116,6 +117,75 @@ TEST(OnnxShuffle, OtherReshapesAndTransposesAreNamed) {
   EXPECT_NE(import_error(transposed).find("only Transpose(0,2,3,1) and (0,3,1,2)"), std::string::npos);
 }
 
+// x viewed 6-D, transposed and reshaped back: PyTorch's pixel_unshuffle / pixel_shuffle and TResNet's stem.
+Model block_model(std::vector<int64_t> in, std::vector<int64_t> s6, std::vector<int64_t> perm,
+                  std::vector<int64_t> s4) {
+  Model m;
+  m.input("x", in).output("y").init_ints("s6", s6).init_ints("s4", s4);
+  m.node("Reshape", {"x", "s6"}, {"v"});
+  set_ints(m.node("Transpose", {"v"}, {"t"}, "blocks"), "perm", perm);
+  m.node("Reshape", {"t", "s4"}, {"y"});
+  return m;
+}
+
+TEST(OnnxBlocks, DepthToSpaceAndSpaceToDepthMovePixelBlocks) {
+  // x: channel 0 = [[1 2] [3 4]], channel 1 = [[5 6] [7 8]].
+  Model to_depth;
+  to_depth.input("x", {1, 2, 2, 2}).output("y");
+  set_int(to_depth.node("SpaceToDepth", {"x"}, {"y"}), "blocksize", 2);
+  const ImportedModel model = imported(to_depth);
+  EXPECT_EQ(count_kind(model.graph, ir::OpKind::kSpaceDepth), 1);
+  expect_near(run(model, iota(8)), {1, 5, 2, 6, 3, 7, 4, 8});  // block-major: pixel of the block, then channel
+  for (const char* mode : {"DCR", "CRD"}) {
+    Model to_space;
+    to_space.input("x", {1, 8, 1, 1}).output("y");
+    auto& n = to_space.node("DepthToSpace", {"x"}, {"y"});
+    set_int(n, "blocksize", 2);
+    set_string(n, "mode", mode);
+    const bool dcr = std::string(mode) == "DCR";
+    expect_near(run(imported(to_space), dcr ? std::vector<float>{1, 5, 2, 6, 3, 7, 4, 8} : iota(8)), iota(8));
+  }
+  Model bad_mode;
+  bad_mode.input("x", {1, 8, 1, 1}).output("y");
+  auto& n = bad_mode.node("DepthToSpace", {"x"}, {"y"}, "d2s");
+  set_int(n, "blocksize", 2);
+  set_string(n, "mode", "RDC");
+  EXPECT_NE(import_error(bad_mode).find("attribute 'mode' must be DCR or CRD"), std::string::npos);
+}
+
+TEST(OnnxBlocks, ReshapeTransposeReshapeOfPixelBlocksIsOneOp) {
+  // TResNet's space-to-depth (block-major) and pixel_unshuffle (channel-major), from (1, 2, 2, 2).
+  const ImportedModel tresnet =
+      imported(block_model({1, 2, 2, 2}, {1, 2, 1, 2, 1, 2}, {0, 3, 5, 1, 2, 4}, {1, 8, 1, 1}));
+  EXPECT_EQ(count_kind(tresnet.graph, ir::OpKind::kSpaceDepth), 1);
+  EXPECT_EQ(tresnet.graph.op_count(), 1);
+  expect_near(run(tresnet, iota(8)), {1, 5, 2, 6, 3, 7, 4, 8});
+  expect_near(run(imported(block_model({1, 2, 2, 2}, {-1, 2, 1, 2, 1, 2}, {0, 1, 3, 5, 2, 4}, {1, 8, 1, 1})), iota(8)),
+              iota(8));
+  // Out and back: pixel_unshuffle by 3, then pixel_shuffle (channel-major) and DepthToSpace's DCR view.
+  const std::vector<float> x = iota(3 * 6 * 9);
+  Model round_trip = block_model({1, 3, 6, 9}, {1, 3, 2, 3, 3, 3}, {0, 1, 3, 5, 2, 4}, {1, 27, 2, 3});
+  round_trip.init_ints("b6", {1, 3, 3, 3, 2, 3}).init_ints("b4", {1, 3, 6, 9});
+  round_trip.graph()->mutable_output(0)->set_name("z");
+  round_trip.node("Reshape", {"y", "b6"}, {"w"});
+  set_ints(round_trip.node("Transpose", {"w"}, {"u"}), "perm", {0, 1, 4, 2, 5, 3});
+  round_trip.node("Reshape", {"u", "b4"}, {"z"});
+  const ImportedModel both = imported(round_trip);
+  EXPECT_EQ(count_kind(both.graph, ir::OpKind::kSpaceDepth), 2);
+  expect_near(run(both, x), x);
+  Model dcr = block_model({1, 8, 1, 1}, {1, 2, 2, 2, 1, 1}, {0, 3, 4, 1, 5, 2}, {1, 2, 2, 2});
+  expect_near(run(imported(dcr), {1, 5, 2, 6, 3, 7, 4, 8}), iota(8));
+}
+
+TEST(OnnxBlocks, OtherSixDimensionalViewsAreNamed) {
+  EXPECT_NE(import_error(block_model({1, 2, 2, 2}, {1, 2, 1, 2, 1, 2}, {0, 1, 2, 3, 5, 4}, {1, 8, 1, 1}))
+                .find("move of b x b pixel blocks"),
+            std::string::npos);
+  EXPECT_NE(import_error(block_model({1, 2, 2, 2}, {1, 2, 1, 2, 1, 2}, {0, 3, 5, 1, 2, 4}, {1, 4, 2, 1}))
+                .find("last Reshape must give (N, 8, 1, 1)"),
+            std::string::npos);
+}
+
 TEST(OnnxPad, ConstantReflectAndEdgePadsOfHeightAndWidth) {
   auto padded = [](const char* mode, std::vector<int64_t> pads, bool value) {
     Model m;
@@ -132,7 +202,9 @@ TEST(OnnxPad, ConstantReflectAndEdgePadsOfHeightAndWidth) {
   EXPECT_NE(import_error(padded("wrap", {0, 0, 0, 1, 0, 0, 1, 0}, false)).find("'wrap' is not supported"),
             std::string::npos);
   EXPECT_NE(import_error(padded("constant", {0, 1, 0, 0, 0, 0, 0, 0}, false)).find("only H and W"), std::string::npos);
-  EXPECT_NE(import_error(padded("constant", {0, 0, -1, 0, 0, 0, 0, 0}, false)).find("negative pads crop"),
+  // A negative pad crops: the top row off, one column of 7 on the right.
+  expect_near(run(imported(padded("constant", {0, 0, -1, 0, 0, 0, 0, 1}, true)), k2x2), {3, 4, 7});
+  EXPECT_NE(import_error(padded("constant", {0, 0, -1, 0, 0, 0, -1, 0}, false)).find("negative pads crop all"),
             std::string::npos);
   EXPECT_NE(import_error(padded("reflect", {0, 0, 0, 2, 0, 0, 0, 0}, false)).find("reflect padding of 2 columns"),
             std::string::npos);

@@ -107,6 +107,15 @@ inline std::vector<OpGraphCase> op_graph_cases() {
           }),
       one("ChannelShuffle", [](GraphBuilder& b, Value x) { return b.step(x, ChannelShuffleAttrs{3}); }),
       one("ChannelNorm", [](GraphBuilder& b, Value x) { return b.step(x, ChannelNormAttrs{1e-6f}); }),
+      one("SpaceToDepth",  // 7 x 9 padded to 8 x 10, then blocks of 2 into channels
+          [](GraphBuilder& b, Value x) {
+            Value padded = b.step(x, PadAttrs{PadMode::kConstant, 1, 0, 0, 1, 0.f});
+            return b.step(padded, SpaceDepthAttrs{true, 2, BlockOrder::kDcr});
+          }),
+      one("DepthToSpaceCrd",  // PyTorch's pixel shuffle of 18 channels by blocks of 3
+          [](GraphBuilder& b, Value x) {
+            return b.step(b.conv(x, Conv(18).act(Act::kNone)), SpaceDepthAttrs{false, 3, BlockOrder::kCrd});
+          }),
       one("PadReflect",
           [](GraphBuilder& b, Value x) {
             return b.step(x, PadAttrs{PadMode::kReflect, 2, 1, 0, 3, 0.f});
@@ -114,6 +123,10 @@ inline std::vector<OpGraphCase> op_graph_cases() {
       one("PadEdge",
           [](GraphBuilder& b, Value x) {
             return b.step(x, PadAttrs{PadMode::kEdge, 1, 0, 2, 1, 0.f});
+          }),
+      one("PadCrop",  // negative pads: a row off the top, three columns off the right, two columns of 0 on the left
+          [](GraphBuilder& b, Value x) {
+            return b.step(x, PadAttrs{PadMode::kConstant, -1, 2, 0, -3, 0.f});
           }),
       one("PadConstant",
           [](GraphBuilder& b, Value x) {

@@ -37,7 +37,8 @@ std::vector<SubOp> samples() {
           PReluAttrs{},
           ChannelConvAttrs{5, 1, true},
           ChannelSoftmaxAttrs{2},
-          ResponseNormAttrs{1e-3f}};
+          ResponseNormAttrs{1e-3f},
+          SpaceDepthAttrs{false, 2, BlockOrder::kCrd}};
 }
 
 TEST(OpCases, EveryOpKindAndActivationHasACase) {
@@ -173,6 +174,29 @@ TEST(ReferenceChannelShuffle, ChannelsAreTransposedAcrossGroups) {
   expect_near(run_one(ChannelShuffleAttrs{1}, {3, 1, 1}, {7, 8, 9}), {7, 8, 9});
 }
 
+TEST(ReferenceSpaceDepth, BlocksMoveToChannelsInEitherOrderAndBack) {
+  // Channel 0 = [[1 2] [3 4]], channel 1 = [[5 6] [7 8]].
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  expect_near(run_one(SpaceDepthAttrs{true, 2, BlockOrder::kDcr}, {2, 2, 2}, x), {1, 5, 2, 6, 3, 7, 4, 8});
+  expect_near(run_one(SpaceDepthAttrs{true, 2, BlockOrder::kCrd}, {2, 2, 2}, x), x);
+  expect_near(run_one(SpaceDepthAttrs{false, 2, BlockOrder::kDcr}, {8, 1, 1}, {1, 5, 2, 6, 3, 7, 4, 8}), x);
+  // 2 x 6 x 3 by blocks of 3 and back, each order.
+  std::vector<float> big(36);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = float(i * 7 % 36);
+  for (BlockOrder order : {BlockOrder::kDcr, BlockOrder::kCrd}) {
+    const std::vector<float> deep = run_one(SpaceDepthAttrs{true, 3, order}, {2, 6, 3}, big);
+    expect_near(run_one(SpaceDepthAttrs{false, 3, order}, {18, 2, 1}, deep), big);
+  }
+}
+
+TEST(StepOps, ABlockMustDivideTheSideItMoves) {
+  EXPECT_FALSE((SpaceDepthAttrs{true, 2, BlockOrder::kDcr}.infer({1, 4, 3})));
+  EXPECT_FALSE((SpaceDepthAttrs{false, 2, BlockOrder::kDcr}.infer({6, 4, 3})));
+  auto out = SpaceDepthAttrs{false, 3, BlockOrder::kCrd}.infer({18, 4, 3});
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, (Shape{2, 12, 9}));
+}
+
 TEST(ReferencePad, ConstantReflectAndEdgeFillEachSide) {
   // 1 x 2 x 3 input [[1 2 3] [4 5 6]]; one row on top, one column left and two right.
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
@@ -182,6 +206,9 @@ TEST(ReferencePad, ConstantReflectAndEdgeFillEachSide) {
               {5, 4, 5, 6, 5, 4, 2, 1, 2, 3, 2, 1, 5, 4, 5, 6, 5, 4});
   expect_near(run_one(PadAttrs{PadMode::kEdge, 1, 1, 0, 2, 0.f}, {1, 2, 3}, x),
               {1, 1, 2, 3, 3, 3, 1, 1, 2, 3, 3, 3, 4, 4, 5, 6, 6, 6});
+  // Negative pads crop: the top row and the first column off, one column of 9 on the right.
+  expect_near(run_one(PadAttrs{PadMode::kConstant, -1, -1, 0, 1, 9.f}, {1, 2, 3}, x), {5, 6, 9});
+  EXPECT_FALSE((PadAttrs{PadMode::kConstant, -1, 0, -1, 0, 0.f}.infer({1, 2, 3})));
 }
 
 TEST(StepOps, AReflectionLongerThanTheSideItMirrorsIsAnError) {

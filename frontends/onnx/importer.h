@@ -50,6 +50,12 @@ struct Activation {
   int expand_h = 0, expand_w = 0;
 };
 
+// Padding before and after each spatial axis of a convolution or pooling, as ONNX gives it.
+struct Pads {
+  int top = 0, left = 0, bottom = 0, right = 0;
+  bool symmetric() const { return top == bottom && left == right; }
+};
+
 inline Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
 
 // The (in, out) or (out, in) matrix as the IR's row-major [out][in] (onnx_ops_nn.cc).
@@ -76,6 +82,7 @@ class Importer {
 
   // One handler per op type.
   Status conv(const onnx::NodeProto& n);
+  Status conv_transpose(const onnx::NodeProto& n);
   Status batch_norm(const onnx::NodeProto& n);
   Status relu(const onnx::NodeProto& n) { return activation(n, ir::Act::kRelu); }
   Status sigmoid(const onnx::NodeProto& n) { return activation(n, ir::Act::kSigmoid); }
@@ -115,6 +122,9 @@ class Importer {
   Status transpose(const onnx::NodeProto& n);
   Status layer_norm(const onnx::NodeProto& n);
   Status pad(const onnx::NodeProto& n);
+  Status depth_space(const onnx::NodeProto& n);
+  Status block_move(const onnx::NodeProto& n);
+  Status emit_block_move(const onnx::NodeProto& n, const Activation& x, const ir::SpaceDepthAttrs& a);
   Expected<bool> shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Expected<bool> group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Status instance_norm(const onnx::NodeProto& n);
@@ -141,6 +151,7 @@ class Importer {
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
   Status pool(const onnx::NodeProto& n, ir::PoolKind kind);
+  Expected<ir::Inputs> padded_input(const onnx::NodeProto& n, const Activation& x, Pads& p, float fill);
   Status global_pool(const onnx::NodeProto& n, ir::PoolKind kind);
   Status needs_flat(const Activation& x) const;
   Status linear(const onnx::NodeProto& n, const Activation& x, std::vector<float> weight, int out,

@@ -8,6 +8,7 @@ namespace detail {
 const std::map<std::string, Importer::Handler>& Importer::handlers() {
   static const std::map<std::string, Handler> table = {
       {"Conv", &Importer::conv},
+      {"ConvTranspose", &Importer::conv_transpose},
       {"BatchNormalization", &Importer::batch_norm},
       {"Relu", &Importer::relu},
       {"Sigmoid", &Importer::sigmoid},
@@ -50,6 +51,9 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"ReduceSum", &Importer::reduce_sum},
       {"Softmax", &Importer::softmax},
       {kResponseNormOp, &Importer::response_norm},
+      {kBlockMoveOp, &Importer::block_move},
+      {"DepthToSpace", &Importer::depth_space},
+      {"SpaceToDepth", &Importer::depth_space},
       {"Sub", &Importer::sub_div},
       {"Div", &Importer::sub_div},
       {"Split", &Importer::split},
@@ -558,7 +562,7 @@ Expected<int> default_opset(const onnx::ModelProto& model) {
 std::vector<std::string> supported_ops() {
   std::vector<std::string> ops;
   for (const auto& [op, handler] : Importer::handlers())
-    if (op != kResponseNormOp) ops.push_back(op);  // the importer's own op, made from a pattern
+    if (op != kResponseNormOp && op != kBlockMoveOp) ops.push_back(op);  // the importer's own ops, from patterns
   ops.push_back("ReduceL2 (in global response normalization)");
   return ops;
 }

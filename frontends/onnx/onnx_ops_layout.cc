@@ -132,8 +132,9 @@ Status Importer::pad(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(begin[0] || end[0] || begin[1] || end[1], ErrorCode::kInvalidArgument,
                   "pads batch or channels; only H and W are supported");
   for (int64_t v : {begin[2], begin[3], end[2], end[3]})
-    RETURN_ERROR_IF(v < 0 || v > limits::kMaxPadding, ErrorCode::kInvalidArgument,
-                    "pads must be in [0, " + std::to_string(limits::kMaxPadding) + "] (negative pads crop)");
+    RETURN_ERROR_IF(
+        v < -limits::kMaxPadding || v > limits::kMaxPadding, ErrorCode::kInvalidArgument,
+        "pads must be in [-" + std::to_string(limits::kMaxPadding) + ", " + std::to_string(limits::kMaxPadding) + "]");
   a.top = int(begin[2]), a.left = int(begin[3]), a.bottom = int(end[2]), a.right = int(end[3]);
   if (has_input(n, 2) && a.mode == ir::PadMode::kConstant) {
     ASSIGN_OR_RETURN(const Constant* value, const_input(n, 2));
@@ -143,6 +144,34 @@ Status Importer::pad(const onnx::NodeProto& n) {
   }
   consume(*x);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), a, x->terms));
+  define(n.output(0), Activation{{{v}}});
+  return Status::ok();
+}
+
+// DepthToSpace (mode DCR or CRD) and SpaceToDepth (block-major channels) of an NCHW tensor.
+Status Importer::depth_space(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  const Attributes at(n);
+  RETURN_ERROR_IF(!at.has("blocksize"), ErrorCode::kInvalidArgument, "attribute 'blocksize' is missing");
+  ASSIGN_OR_RETURN(int64_t block, at.get_int("blocksize", 0));
+  RETURN_ERROR_IF(block < 1 || block > limits::kMaxWindow, ErrorCode::kInvalidArgument,
+                  "attribute 'blocksize' must be in [1, " + std::to_string(limits::kMaxWindow) + "]");
+  ir::SpaceDepthAttrs a;
+  a.to_depth = n.op_type() == "SpaceToDepth";
+  a.block = int(block);
+  if (!a.to_depth) {
+    ASSIGN_OR_RETURN(std::string mode, at.get_string("mode", "DCR"));
+    RETURN_ERROR_IF(mode != "DCR" && mode != "CRD", ErrorCode::kInvalidArgument,
+                    "attribute 'mode' must be DCR or CRD, got '" + to_valid_utf8(mode) + "'");
+    a.order = mode == "CRD" ? ir::BlockOrder::kCrd : ir::BlockOrder::kDcr;
+  }
+  return emit_block_move(n, *x, a);
+}
+
+Status Importer::emit_block_move(const onnx::NodeProto& n, const Activation& x, const ir::SpaceDepthAttrs& a) {
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), a, x.terms));
   define(n.output(0), Activation{{{v}}});
   return Status::ok();
 }
@@ -223,6 +252,45 @@ Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activat
   }
   define(n.output(0), std::move(out));
   return true;
+}
+
+// The Reshape to 6-D, Transpose and Reshape to 4-D of kBlockMoveOp (onnx_patterns.h): a move of b x b blocks
+// between space and channels where the 6-D view and the permutation are one of the four the block orders give.
+Status Importer::block_move(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "reads a flattened tensor");
+  ASSIGN_OR_RETURN(const Constant* view_shape, const_input(n, 1));
+  ASSIGN_OR_RETURN(const Constant* back_shape, const_input(n, 2));
+  ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", {}));
+  const ir::Shape s = shape_of(x->terms);
+  const int64_t N = batch_, C = s.c, H = s.h, W = s.w;
+  ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target({N, C, H, W}, view_shape->ints));
+  using P = std::vector<int64_t>;
+  std::optional<ir::SpaceDepthAttrs> move;
+  auto accept = [&](bool to_depth, int64_t b, ir::BlockOrder order) {
+    if (b >= 1 && b <= limits::kMaxWindow) move = ir::SpaceDepthAttrs{to_depth, int(b), order};
+  };
+  if (t.size() == 6 && t[0] == N) {
+    const int64_t b = t[3];
+    if (t == P{N, C, H / b, b, W / b, b} && perm == P{0, 3, 5, 1, 2, 4}) accept(true, b, ir::BlockOrder::kDcr);
+    if (t == P{N, C, H / b, b, W / b, b} && perm == P{0, 1, 3, 5, 2, 4}) accept(true, b, ir::BlockOrder::kCrd);
+    if (t == P{N, t[1], t[1], C / (t[1] * t[1]), H, W} && perm == P{0, 3, 4, 1, 5, 2})
+      accept(false, t[1], ir::BlockOrder::kDcr);
+    if (t == P{N, t[1], t[2], t[2], H, W} && t[1] * t[2] * t[2] == C && perm == P{0, 1, 4, 2, 5, 3})
+      accept(false, t[2], ir::BlockOrder::kCrd);
+  }
+  RETURN_ERROR_IF(!move, ErrorCode::kInvalidArgument,
+                  "a Reshape to 6-D, Transpose and Reshape is supported only as a move of b x b pixel blocks between "
+                  "space and channels (SpaceToDepth, DepthToSpace, PyTorch's pixel shuffles)");
+  ASSIGN_OR_RETURN(ir::Shape out, move->infer(s));
+  std::vector<int64_t> moved(6);
+  for (size_t i = 0; i < 6; ++i) moved[i] = t[size_t(perm[i])];
+  ASSIGN_OR_RETURN(std::vector<int64_t> back, reshape_target(moved, back_shape->ints));
+  RETURN_ERROR_IF(back != P({N, out.c, out.h, out.w}), ErrorCode::kInvalidArgument,
+                  "the block move's last Reshape must give (N, " + std::to_string(out.c) + ", " +
+                      std::to_string(out.h) + ", " + std::to_string(out.w) + ")");
+  ++counts_["moves of pixel blocks between space and channels (Reshape, Transpose, Reshape) imported as one op"];
+  return emit_block_move(n, *x, *move);
 }
 
 // A Reshape of a pooled (N, C, 1, 1) tensor, or of a view of one, to any shape that keeps the batch first:

@@ -24,7 +24,10 @@ class Rewriter {
   std::vector<onnx::NodeProto> run(std::map<std::string, int>& counts) {
     // A tensor written twice is an error the importer names; nothing is rewritten around it.
     for (size_t i = 0; valid_ && i < nodes_.size(); ++i) {
-      if (removed_[i] || !default_domain(nodes_[i]) || nodes_[i].op_type() != "Mul") continue;
+      if (removed_[i] || !default_domain(nodes_[i])) continue;
+      if (nodes_[i].op_type() == "Reshape" && block_move(i))
+        ++counts["Reshape to 6-D, Transpose, Reshape imported as one move of pixel blocks"];
+      if (nodes_[i].op_type() != "Mul") continue;
       if (silu(i))
         ++counts["x * Sigmoid(x) imported as one SiLU activation"];
       else if (gelu(i))
@@ -192,6 +195,35 @@ class Rewriter {
       nodes_[i] = std::move(grn);
       return true;
     });
+  }
+  // Reshape(Transpose(Reshape(x, s6), perm), s4) with a 6-D perm -> kBlockMoveOp(x, s6, s4), attribute perm.
+  bool block_move(size_t i) {
+    const onnx::NodeProto& back = nodes_[i];
+    if (back.input_size() != 2 || allows_zero(back)) return false;
+    const auto t = sole(back.input(0), "Transpose");
+    if (!t || nodes_[*t].input_size() != 1) return false;
+    const onnx::AttributeProto* perm = nullptr;
+    for (const auto& a : nodes_[*t].attribute())
+      if (a.name() == "perm") perm = &a;
+    if (perm == nullptr || perm->ints_size() != 6) return false;
+    const auto r = sole(nodes_[*t].input(0), "Reshape");
+    if (!r || nodes_[*r].input_size() != 2 || allows_zero(nodes_[*r])) return false;
+    onnx::NodeProto move;
+    move.set_op_type(kBlockMoveOp);
+    move.set_name(back.name());
+    move.add_output(back.output(0));
+    move.add_input(nodes_[*r].input(0));
+    move.add_input(nodes_[*r].input(1));
+    move.add_input(back.input(1));
+    *move.add_attribute() = *perm;
+    removed_[*t] = removed_[*r] = true;
+    nodes_[i] = std::move(move);
+    return true;
+  }
+  static bool allows_zero(const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute())
+      if (a.name() == "allowzero") return a.i() != 0;
+    return false;
   }
   static bool keeps_dims(const onnx::NodeProto& n) {
     for (const auto& a : n.attribute())

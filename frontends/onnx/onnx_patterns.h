@@ -2,7 +2,8 @@
 // import proper: x * Sigmoid(x) becomes Swish (SiLU), and PyTorch's erf form of GELU,
 // Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) and the dynamo exporter's two orderings of it, becomes
 // Gelu. ConvNeXt V2's global response normalization, Mul(x, Div(ReduceL2(x), Add(ReduceMean(ReduceL2(x)), eps))),
-// becomes one node of the importer's own kResponseNormOp, which no ONNX model names. A pattern is rewritten only
+// becomes one node of the importer's own kResponseNormOp, which no ONNX model names; a Reshape to 6-D,
+// Transpose, Reshape to 4-D becomes one kBlockMoveOp. A pattern is rewritten only
 // where each of its intermediate tensors has no reader outside it.
 #pragma once
 
@@ -20,6 +21,11 @@ namespace ios::onnx_import {
 // inputs (empty where they had attributes), attributes 'epsilon', 'spatial_axes' and 'channel_axes' (copied
 // where the reductions had them).
 inline constexpr const char* kResponseNormOp = "ios::GlobalResponseNorm";
+
+// The op a block move between space and channels written as Reshape to 6-D, Transpose, Reshape to 4-D becomes
+// (PyTorch's pixel_unshuffle, TResNet's space-to-depth): inputs the tensor, the 6-D shape and the 4-D shape,
+// attribute 'perm' copied from the Transpose. The importer decides which block move it is, if any.
+inline constexpr const char* kBlockMoveOp = "ios::BlockMove";
 
 // The value of a tensor that is a constant scalar (an initializer or a Constant node), else nullopt.
 using ScalarLookup = std::function<std::optional<float>(const std::string& name)>;

@@ -1,5 +1,5 @@
 // Padding of H and W (ONNX Pad, PyTorch F.pad): a constant, the mirrored interior (reflect), or the
-// nearest edge pixel (edge), each side on its own.
+// nearest edge pixel (edge), each side on its own. A negative pad crops that side.
 #pragma once
 
 #include "ir/ops/op_common.h"
