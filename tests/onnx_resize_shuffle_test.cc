@@ -160,6 +160,10 @@ TEST(OnnxBlocks, ReshapeTransposeReshapeOfPixelBlocksIsOneOp) {
   EXPECT_EQ(count_kind(tresnet.graph, ir::OpKind::kSpaceDepth), 1);
   EXPECT_EQ(tresnet.graph.op_count(), 1);
   expect_near(run(tresnet, iota(8)), {1, 5, 2, 6, 3, 7, 4, 8});
+  // The dynamo exporter's Reshapes set allowzero (no 0 in their shapes).
+  Model dynamo = block_model({1, 2, 2, 2}, {1, 2, 1, 2, 1, 2}, {0, 3, 5, 1, 2, 4}, {1, 8, 1, 1});
+  for (int i : {0, 2}) set_int(*dynamo.graph()->mutable_node(i), "allowzero", 1);
+  expect_near(run(imported(dynamo), iota(8)), {1, 5, 2, 6, 3, 7, 4, 8});
   expect_near(run(imported(block_model({1, 2, 2, 2}, {-1, 2, 1, 2, 1, 2}, {0, 1, 3, 5, 2, 4}, {1, 8, 1, 1})), iota(8)),
               iota(8));
   // Out and back: pixel_unshuffle by 3, then pixel_shuffle (channel-major) and DepthToSpace's DCR view.

@@ -83,6 +83,7 @@ class Importer {
   // One handler per op type.
   Status conv(const onnx::NodeProto& n);
   Status conv_transpose(const onnx::NodeProto& n);
+  Status emit_prelu(const onnx::NodeProto& n, const Activation& x, std::vector<float> slopes);
   Status batch_norm(const onnx::NodeProto& n);
   Status relu(const onnx::NodeProto& n) { return activation(n, ir::Act::kRelu); }
   Status sigmoid(const onnx::NodeProto& n) { return activation(n, ir::Act::kSigmoid); }

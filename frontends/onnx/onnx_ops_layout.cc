@@ -262,6 +262,8 @@ Status Importer::block_move(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(const Constant* view_shape, const_input(n, 1));
   ASSIGN_OR_RETURN(const Constant* back_shape, const_input(n, 2));
   ASSIGN_OR_RETURN(std::vector<int64_t> perm, Attributes(n).get_ints("perm", {}));
+  RETURN_IF_ERROR(check_allow_zero(n, *view_shape));
+  RETURN_IF_ERROR(check_allow_zero(n, *back_shape));
   const ir::Shape s = shape_of(x->terms);
   const int64_t N = batch_, C = s.c, H = s.h, W = s.w;
   ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target({N, C, H, W}, view_shape->ints));

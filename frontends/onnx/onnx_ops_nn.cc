@@ -368,10 +368,15 @@ Status Importer::elu(const onnx::NodeProto& n) {
   return activation(n, ir::Act::kElu);
 }
 
-// PyTorch's default slope (timm's CSP and Darknet nets); the table has no other.
+// PyTorch's default slope (timm's CSP and Darknet nets) is the table's activation, fused into the producer;
+// any other slope (TResNet's 1e-3) is a PRelu of that slope on every channel.
 Status Importer::leaky_relu(const onnx::NodeProto& n) {
-  RETURN_IF_ERROR(require_float(Attributes(n), "alpha", 0.01f, 0.01f, "PyTorch's default"));
-  return activation(n, ir::Act::kLeakyRelu);
+  ASSIGN_OR_RETURN(float alpha, Attributes(n).get_float("alpha", 0.01f));
+  if (alpha == 0.01f) return activation(n, ir::Act::kLeakyRelu);
+  RETURN_ERROR_IF(!std::isfinite(alpha), ErrorCode::kInvalidArgument, "attribute 'alpha' must be finite");
+  ASSIGN_OR_RETURN(const Activation* x, layout_act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D tensor");
+  return emit_prelu(n, *x, std::vector<float>(size_t(channels_of(*x)), alpha));
 }
 
 Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
@@ -429,10 +434,14 @@ Status Importer::prelu(const onnx::NodeProto& n) {
   } else {
     ASSIGN_OR_RETURN(slopes, per_channel(*slope, *x, channels));
   }
-  consume(*x);
-  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::PReluAttrs{}, x->terms, ir::ParamTensor{std::move(slopes), {}}));
+  return emit_prelu(n, *x, std::move(slopes));
+}
+
+Status Importer::emit_prelu(const onnx::NodeProto& n, const Activation& x, std::vector<float> slopes) {
+  consume(x);
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::PReluAttrs{}, x.terms, ir::ParamTensor{std::move(slopes), {}}));
   Activation out{{{v}}};
-  out.channels_last = x->channels_last;
+  out.channels_last = x.channels_last;
   define(n.output(0), std::move(out));
   return Status::ok();
 }

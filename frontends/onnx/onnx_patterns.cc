@@ -196,10 +196,11 @@ class Rewriter {
       return true;
     });
   }
-  // Reshape(Transpose(Reshape(x, s6), perm), s4) with a 6-D perm -> kBlockMoveOp(x, s6, s4), attribute perm.
+  // Reshape(Transpose(Reshape(x, s6), perm), s4) with a 6-D perm -> kBlockMoveOp(x, s6, s4), attribute perm, and
+  // allowzero where either Reshape sets it.
   bool block_move(size_t i) {
     const onnx::NodeProto& back = nodes_[i];
-    if (back.input_size() != 2 || allows_zero(back)) return false;
+    if (back.input_size() != 2) return false;
     const auto t = sole(back.input(0), "Transpose");
     if (!t || nodes_[*t].input_size() != 1) return false;
     const onnx::AttributeProto* perm = nullptr;
@@ -207,7 +208,7 @@ class Rewriter {
       if (a.name() == "perm") perm = &a;
     if (perm == nullptr || perm->ints_size() != 6) return false;
     const auto r = sole(nodes_[*t].input(0), "Reshape");
-    if (!r || nodes_[*r].input_size() != 2 || allows_zero(nodes_[*r])) return false;
+    if (!r || nodes_[*r].input_size() != 2) return false;
     onnx::NodeProto move;
     move.set_op_type(kBlockMoveOp);
     move.set_name(back.name());
@@ -216,6 +217,12 @@ class Rewriter {
     move.add_input(nodes_[*r].input(1));
     move.add_input(back.input(1));
     *move.add_attribute() = *perm;
+    if (allows_zero(back) || allows_zero(nodes_[*r])) {
+      onnx::AttributeProto* zero = move.add_attribute();
+      zero->set_name("allowzero");
+      zero->set_type(onnx::AttributeProto::INT);
+      zero->set_i(1);
+    }
     removed_[*t] = removed_[*r] = true;
     nodes_[i] = std::move(move);
     return true;

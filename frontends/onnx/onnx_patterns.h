@@ -24,7 +24,7 @@ inline constexpr const char* kResponseNormOp = "ios::GlobalResponseNorm";
 
 // The op a block move between space and channels written as Reshape to 6-D, Transpose, Reshape to 4-D becomes
 // (PyTorch's pixel_unshuffle, TResNet's space-to-depth): inputs the tensor, the 6-D shape and the 4-D shape,
-// attribute 'perm' copied from the Transpose. The importer decides which block move it is, if any.
+// attribute 'perm' copied from the Transpose, 'allowzero' = 1 where a Reshape sets it. The importer decides which block move it is, if any.
 inline constexpr const char* kBlockMoveOp = "ios::BlockMove";
 
 // The value of a tensor that is a constant scalar (an initializer or a Constant node), else nullopt.
