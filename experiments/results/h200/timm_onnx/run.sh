@@ -12,7 +12,9 @@ tf_mobilenetv3_large_100 efficientnet_b0 tf_efficientnet_b0 efficientnetv2_rw_t 
 regnetx_002 regnety_002 cspresnet50 cspdarknet53 darknet53 hrnet_w18_small selecsls42b vgg11 repvgg_a0
 convnext_atto lcnet_050 fbnetc_100 mnasnet_100 spnasnet_100 hardcorenas_a tinynet_a nf_resnet26 gernet_s resnetv2_50
 cs3darknet_s dm_nfnet_f0 poolformer_s12 resnetv2_50x1_bit convmixer_768_32 gcresnet33ts resnetv2_50d_gn"
-models=${MODELS:-$(for f in $families; do printf "timm:%s," "$f"; done | sed 's/,$//')}
+# Also on the GPU, though drawn in the held-out samples of results/cpu/timm_breadth/ (which leave out `families`).
+also="tresnet_m"
+models=${MODELS:-$(for f in $families $also; do printf "timm:%s," "$f"; done | sed 's/,$//')}
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv | tee "$o/gpu.txt"
 cd experiments
 timeout ${TIMEOUT:-560} /opt/torch/.venv/bin/python onnx_torchvision.py --ios ../build/bin/ios --out "$w/timm" \
