@@ -163,6 +163,34 @@ TEST(OnnxConvTranspose, MatchesItsDefinitionAcrossStridesPadsGroupsAndOutputPadd
   }
 }
 
+// A decoder's ConvTranspose, BatchNormalization, Relu: both fold into the phases convolution (the block move
+// and the crop commute with per-channel and element-wise ops), leaving three ops.
+TEST(OnnxConvTranspose, BatchNormAndActivationAfterItFoldIntoItsConvolution) {
+  const TransposedCase t{3, 2, 1, 4, 2, {1, 1, 1, 1}, {0, 0}};
+  const int h = 3, w = 2;
+  std::vector<float> weight(size_t(3 * 2 * 16)), x(size_t(3 * h * w));
+  for (size_t i = 0; i < weight.size(); ++i) weight[i] = float(int(i * 29 % 19) - 9) / 8.f;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 7 % 13) - 6) / 4.f;
+  const std::vector<float> g = {2.f, 0.5f}, beta = {0.25f, -1.f}, mu = {0.5f, -0.5f}, var = {4.f, 1.f};
+  Model m;
+  m.input("x", {1, 3, h, w}).output("y").init("w", {3, 2, 4, 4}, weight);
+  m.init("g", {2}, g).init("beta", {2}, beta).init("mu", {2}, mu).init("var", {2}, var);
+  auto& n = m.node("ConvTranspose", {"x", "w"}, {"up"});
+  set_ints(n, "strides", {2, 2});
+  set_ints(n, "pads", t.pads);
+  set_float(m.node("BatchNormalization", {"up", "g", "beta", "mu", "var"}, {"bn"}), "epsilon", 0.f);
+  m.node("Relu", {"bn"}, {"y"});
+  const auto model = imported(m);
+  EXPECT_EQ(model.graph.op_count(), 3);
+  std::vector<float> want = scatter_conv_transpose(t, h, w, x, weight, {0.f, 0.f});
+  const size_t plane = want.size() / 2;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const size_t c = i / plane;
+    want[i] = std::max(0.f, (want[i] - mu[c]) / std::sqrt(var[c]) * g[c] + beta[c]);
+  }
+  expect_near(run(model, x), want, 1e-4f);
+}
+
 TEST(OnnxConvTranspose, UnsupportedAttributesAreNamed) {
   auto error = [](std::function<void(onnx::NodeProto&)> set) {
     Model m;

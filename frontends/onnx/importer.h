@@ -189,7 +189,11 @@ class Importer {
   ir::Shape shape_of(const ir::Inputs& terms) const;
   int channels_of(const Activation& a) const;
   // per_channel: what folds is a per-channel scale or shift (else an elementwise activation).
-  NodeId foldable(const Activation& a, bool per_channel) const;
+  struct FoldTarget {
+    NodeId node = ir::kNoNode;
+    int repeat = 1;  // output channels of `node` per channel of the folded value
+  };
+  FoldTarget foldable(const Activation& a, bool per_channel) const;
   std::string unique_name(const std::string& wanted);
   Expected<std::vector<float>> per_channel(const Constant& c, const Activation& x, int channels) const;
 
@@ -204,6 +208,9 @@ class Importer {
   std::unordered_map<std::string, int> uses_;  // readers of each tensor name (the graph output counts)
   std::vector<int> pending_;                   // per IR node: reads still to come through any tensor
   std::vector<bool> read_;                     // per IR node: an emitted node reads it (it can no longer change)
+  // Per IR node ending a transposed convolution (its block move or crop): its phases convolution, whose
+  // s*s output channels per channel take what folds into the transposed convolution.
+  std::unordered_map<NodeId, FoldTarget> transposed_;
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int> next_suffix_;  // per base name: the next "_k" to try (from 2)
   std::map<std::string, int> counts_;                 // what was folded / dropped, for the notes

@@ -238,25 +238,30 @@ Expected<ir::Term> Importer::one_term(const Activation& a, const std::string& na
 // The convolution or linear node that is exactly this activation and has no other reader, with no
 // activation yet: a per-channel scale/shift or an activation after it can be folded into it. A
 // normalization's per-channel scale and shift take a per-channel scale/shift after it too (GroupNorm's
-// weight and bias, which PyTorch exports as a Mul and an Add after the normalization).
-NodeId Importer::foldable(const Activation& a, bool per_channel) const {
-  if (a.terms.size() != 1 || a.terms[0].size() != 1) return ir::kNoNode;
+// weight and bias, which PyTorch exports as a Mul and an Add after the normalization). A transposed
+// convolution's block move and crop commute with both, so they fold into its phases convolution.
+Importer::FoldTarget Importer::foldable(const Activation& a, bool per_channel) const {
+  if (a.terms.size() != 1 || a.terms[0].size() != 1) return {};
   const ir::Value v = a.terms[0][0];
   const ir::Node& n = g_.node(v.node);
   // A node another op already reads keeps its output: folding into it would change what that op read.
-  if (v.begin != 0 || v.end != n.output_shape.c || pending_[size_t(v.node)] != 1 || read_[size_t(v.node)])
-    return ir::kNoNode;
+  if (v.begin != 0 || v.end != n.output_shape.c || pending_[size_t(v.node)] != 1 || read_[size_t(v.node)]) return {};
+  if (auto it = transposed_.find(v.node); it != transposed_.end()) {
+    const auto& phases = std::get<ir::ConvAttrs>(g_.node(it->second.node).op);
+    return phases.activation == ir::Act::kNone ? it->second : FoldTarget{};
+  }
   // A flattened convolution output has C*H*W features: a per-feature scale or shift is per channel only
   // when H = W = 1.
-  if (per_channel && a.flat && n.output_shape.h * n.output_shape.w != 1) return ir::kNoNode;
-  if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op)) return c->activation == ir::Act::kNone ? v.node : ir::kNoNode;
+  if (per_channel && a.flat && n.output_shape.h * n.output_shape.w != 1) return {};
+  if (const auto* c = std::get_if<ir::ConvAttrs>(&n.op))
+    return c->activation == ir::Act::kNone ? FoldTarget{v.node} : FoldTarget{};
   if (const auto* l = std::get_if<ir::LinearAttrs>(&n.op))
-    return l->activation == ir::Act::kNone ? v.node : ir::kNoNode;
+    return l->activation == ir::Act::kNone ? FoldTarget{v.node} : FoldTarget{};
   if (per_channel &&
       (std::holds_alternative<ir::GroupNormAttrs>(n.op) || std::holds_alternative<ir::ChannelNormAttrs>(n.op) ||
        std::holds_alternative<ir::ResponseNormAttrs>(n.op)))
-    return v.node;
-  return ir::kNoNode;
+    return FoldTarget{v.node};
+  return {};
 }
 
 // A constant that broadcasts per channel against `x` ((N, C, H, W), or (N, F) when flat), as C values.
@@ -288,7 +293,8 @@ Expected<std::vector<float>> Importer::per_channel(const Constant& c, const Acti
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Handlers of no op family (the others: onnx_ops_nn.cc, onnx_ops_tensor.cc, onnx_ops_layout.cc)
+// Handlers of no op family (the others: onnx_ops_window.cc, onnx_ops_nn.cc, onnx_ops_tensor.cc,
+// onnx_ops_layout.cc, onnx_ops_view.cc, onnx_ops_groups.cc)
 
 // Dropout (inference) and Identity: the output is the input.
 Status Importer::pass_through(const onnx::NodeProto& n) {

@@ -8,14 +8,15 @@ namespace ios::onnx_import::detail {
 // that op's only reader, else a 1x1 depthwise convolution (one multiply-add per element).
 Status Importer::channel_affine(const onnx::NodeProto& n, const Activation& x, const std::vector<float>* scale,
                                 const std::vector<float>* shift) {
-  if (NodeId id = foldable(x, true); id != ir::kNoNode) {
-    ir::Node& node = g_.nodes[size_t(id)];
-    ir::ParamTensor& p = w_.per_node[size_t(id)][0];
+  if (const FoldTarget target = foldable(x, true); target.node != ir::kNoNode) {
+    ir::Node& node = g_.nodes[size_t(target.node)];
+    ir::ParamTensor& p = w_.per_node[size_t(target.node)][0];
     const int out = node.output_shape.c;
     const size_t per_out = p.weight.size() / size_t(out);
     if (p.bias.empty()) p.bias.assign(size_t(out), 0.f);
     for (int o = 0; o < out; ++o) {
-      const float a = scale ? (*scale)[size_t(o)] : 1.f, b = shift ? (*shift)[size_t(o)] : 0.f;
+      const size_t ch = size_t(o / target.repeat);
+      const float a = scale ? (*scale)[ch] : 1.f, b = shift ? (*shift)[ch] : 0.f;
       for (size_t i = 0; i < per_out; ++i) p.weight[size_t(o) * per_out + i] *= a;
       p.bias[size_t(o)] = p.bias[size_t(o)] * a + b;
     }
@@ -74,12 +75,12 @@ Status Importer::batch_norm(const onnx::NodeProto& n) {
 
 Status Importer::activation(const onnx::NodeProto& n, ir::Act act) {
   ASSIGN_OR_RETURN(const Activation* x, element_act_input(n, 0));
-  if (NodeId id = foldable(*x, false); id != ir::kNoNode) {
+  if (const FoldTarget target = foldable(*x, false); target.node != ir::kNoNode) {
     std::visit(
         [act](auto& attrs) {
           if constexpr (requires { attrs.activation; }) attrs.activation = act;
         },
-        g_.nodes[size_t(id)].op);
+        g_.nodes[size_t(target.node)].op);
     ++counts_[n.op_type() + " fused into the op before it"];
     consume(*x);
     define(n.output(0), *x);

@@ -208,6 +208,7 @@ Status Importer::conv_transpose(const onnx::NodeProto& n) {
                                  .act(ir::Act::kNone);
   consume(*x);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name() + "/phases", conv, x->terms, std::move(params)));
+  const FoldTarget phases{v.node, s * s};
   ASSIGN_OR_RETURN(
       v, emit(n.name() + "/to_space", ir::SpaceDepthAttrs{false, s, ir::BlockOrder::kCrd}, ir::Inputs{ir::Term{v}}));
   if (crop_begin != std::array<int, 2>{} || crop_end != std::array<int, 2>{}) {
@@ -215,6 +216,7 @@ Status Importer::conv_transpose(const onnx::NodeProto& n) {
     crop.top = -crop_begin[0], crop.left = -crop_begin[1], crop.bottom = -crop_end[0], crop.right = -crop_end[1];
     ASSIGN_OR_RETURN(v, emit(n.name(), crop, ir::Inputs{ir::Term{v}}));
   }
+  transposed_[v.node] = phases;
   ++counts_["transposed convolutions run as a convolution, a block move to space and a crop"];
   define(n.output(0), Activation{{{v}}});
   return Status::ok();
