@@ -6,6 +6,7 @@
 #include <cublasLt.h>
 
 #include "runtime/conv_cudnn.h"
+#include "runtime/device.h"
 
 namespace ios::rt::conv_detail {
 
@@ -75,18 +76,6 @@ std::optional<Product> pointwise_product(const ConvSpec& spec) {
     p.batch = 1;
   }
   return p;
-}
-
-cudaDataType_t cuda_type(DataType t) {
-  switch (t) {
-    case DataType::kF32:
-      return CUDA_R_32F;
-    case DataType::kF16:
-      return CUDA_R_16F;
-    case DataType::kBF16:
-      return CUDA_R_16BF;
-  }
-  return CUDA_R_32F;
 }
 
 Expected<LtLayout> make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int batch,

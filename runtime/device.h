@@ -7,9 +7,23 @@
 #include <utility>
 #include <vector>
 
+#include "common/element_types.h"
 #include "runtime/cuda_check.h"
 
 namespace ios::rt {
+
+// The CUDA library type (cuBLAS, cuBLASLt) of a storage type.
+inline cudaDataType_t cuda_type(DataType t) {
+  switch (t) {
+    case DataType::kF32:
+      return CUDA_R_32F;
+    case DataType::kF16:
+      return CUDA_R_16F;
+    case DataType::kBF16:
+      return CUDA_R_16BF;
+  }
+  return CUDA_R_32F;
+}
 
 template <typename Handle, typename Deleter>
 class Owned {

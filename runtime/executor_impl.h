@@ -78,18 +78,6 @@ struct Lane {
   void* workspace = nullptr;
 };
 
-inline cudaDataType_t cuda_type(DataType t) {
-  switch (t) {
-    case DataType::kF32:
-      return CUDA_R_32F;
-    case DataType::kF16:
-      return CUDA_R_16F;
-    case DataType::kBF16:
-      return CUDA_R_16BF;
-  }
-  return CUDA_R_32F;
-}
-
 inline cublasComputeType_t cublas_compute(const ExecConfig& c) {
   if (c.dtype != DataType::kF32) return CUBLAS_COMPUTE_32F;
   return c.math == MathMode::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F_PEDANTIC;
