@@ -63,7 +63,7 @@ std::vector<float> as_out_by_in(const Constant& m, bool transposed);
 
 class Importer {
  public:
-  Importer(const onnx::GraphProto& graph, int opset, std::string base_dir)
+  Importer(onnx::GraphProto& graph, int opset, std::string base_dir)
       : graph_(graph), opset_(opset), base_dir_(std::move(base_dir)) {}
 
   Expected<ImportedModel> run(const std::string& name);
@@ -173,6 +173,8 @@ class Importer {
   // Also a view of a pooled tensor: for the ops that act on each element.
   Expected<const Activation*> element_act_input(const onnx::NodeProto& n, int i) const;
   Expected<const Constant*> const_input(const onnx::NodeProto& n, int i) const;
+  // Input i's values: moved out of the constant where this node is its only reader, else copied.
+  std::vector<float> take_floats(const onnx::NodeProto& n, int i);
   Expected<const Constant*> optional_const(const onnx::NodeProto& n, int i) const;
   // A reduction's or view's axes: constant input `i` where the node has it (the later opsets), else the
   // attribute `attr`.
@@ -197,7 +199,7 @@ class Importer {
   std::string unique_name(const std::string& wanted);
   Expected<std::vector<float>> per_channel(const Constant& c, const Activation& x, int channels) const;
 
-  const onnx::GraphProto& graph_;
+  onnx::GraphProto& graph_;             // its initializers' data released as they are read into consts_
   std::vector<onnx::NodeProto> nodes_;  // the graph's nodes, exporters' activation patterns rewritten
   const int opset_;
   const std::string base_dir_;

@@ -152,6 +152,12 @@ Expected<const Constant*> Importer::const_input(const onnx::NodeProto& n, int i)
              "') must be a constant (an initializer or a Constant node); here it is computed");
 }
 
+std::vector<float> Importer::take_floats(const onnx::NodeProto& n, int i) {
+  Constant& c = consts_.at(n.input(i));
+  if (uses(n.input(i)) == 1) return std::move(c.floats);
+  return c.floats;
+}
+
 Expected<std::vector<int64_t>> Importer::axes_input(const onnx::NodeProto& n, int i, const char* attr) const {
   if (!has_input(n, i)) return Attributes(n).get_ints(attr, {});
   ASSIGN_OR_RETURN(const Constant* c, const_input(n, i));
@@ -350,9 +356,15 @@ Expected<const Constant*> Importer::optional_const(const onnx::NodeProto& n, int
 Status Importer::read_initializers() {
   RETURN_ERROR_IF(graph_.sparse_initializer_size() > 0, ErrorCode::kInvalidArgument,
                   "sparse initializers are not supported");
-  for (const auto& t : graph_.initializer()) {
+  for (auto& t : *graph_.mutable_initializer()) {
     ASSIGN_OR_RETURN(Constant c, read_tensor(t, base_dir_));
     consts_[t.name()] = std::move(c);
+    // The file's copy is not read again: releasing it keeps a large model's weights in memory once.
+    std::string().swap(*t.mutable_raw_data());
+    google::protobuf::RepeatedField<float>().Swap(t.mutable_float_data());
+    google::protobuf::RepeatedField<double>().Swap(t.mutable_double_data());
+    google::protobuf::RepeatedField<int64_t>().Swap(t.mutable_int64_data());
+    google::protobuf::RepeatedField<int32_t>().Swap(t.mutable_int32_data());
   }
   return Status::ok();
 }
@@ -486,8 +498,6 @@ Status Importer::finish_output() {
   return Status::ok();
 }
 
-// Weights after folding: a NaN or infinity (from the file, or a fold such as a huge scale) would make a
-// weights file the loader refuses, so it is named here instead.
 // A constant scalar by name, from an initializer or a Constant node (the patterns' operands).
 std::optional<float> Importer::scalar(const std::string& name) const {
   if (auto it = consts_.find(name); it != consts_.end())
@@ -505,6 +515,8 @@ std::optional<float> Importer::scalar(const std::string& name) const {
   return std::nullopt;
 }
 
+// Weights after folding: a NaN or infinity (from the file, or a fold such as a huge scale) would make a
+// weights file the loader refuses, so it is named here instead.
 Status Importer::check_finite_parameters() const {
   for (size_t id = 0; id < w_.per_node.size(); ++id)
     for (const ir::ParamTensor& p : w_.per_node[id])
@@ -573,20 +585,37 @@ std::vector<std::string> supported_ops() {
   return ops;
 }
 
-Expected<ImportedModel> import_bytes(const std::string& bytes, const std::string& name, const std::string& base_dir) {
+namespace {
+
+Expected<onnx::ModelProto> parse_model(const std::string& bytes) {
   onnx::ModelProto model;
   RETURN_ERROR_IF(!model.ParseFromString(bytes), ErrorCode::kInvalidArgument,
                   "not an ONNX model (the protobuf does not parse as a ModelProto)");
   RETURN_ERROR_IF(!model.has_graph(), ErrorCode::kInvalidArgument, "the model has no graph");
+  return model;
+}
+
+Expected<ImportedModel> import_model(onnx::ModelProto& model, const std::string& name, const std::string& base_dir) {
   ASSIGN_OR_RETURN(int opset, default_opset(model));
-  Importer importer(model.graph(), opset, base_dir);
+  Importer importer(*model.mutable_graph(), opset, base_dir);
   return importer.run(name);
 }
 
+}  // namespace
+
+Expected<ImportedModel> import_bytes(const std::string& bytes, const std::string& name, const std::string& base_dir) {
+  ASSIGN_OR_RETURN(onnx::ModelProto model, parse_model(bytes));
+  return import_model(model, name, base_dir);
+}
+
 Expected<ImportedModel> import_file(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, read_file(path, size_t{2} << 30));  // protobuf's own limit
   const std::filesystem::path p(path);
-  auto m = import_bytes(bytes, p.stem().string(), p.parent_path().string());
+  Expected<ImportedModel> m = [&]() -> Expected<ImportedModel> {
+    ASSIGN_OR_RETURN(std::string bytes, read_file(path, size_t{2} << 30));  // protobuf's own limit
+    ASSIGN_OR_RETURN(onnx::ModelProto model, parse_model(bytes));
+    std::string().swap(bytes);  // the parsed model holds what is still needed
+    return import_model(model, p.stem().string(), p.parent_path().string());
+  }();
   if (!m) return m.status().with_context(path);
   return m;
 }

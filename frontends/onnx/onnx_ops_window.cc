@@ -89,17 +89,18 @@ Status Importer::conv(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
   ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
   ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1}, s, false));
-  ir::ParamTensor params{w->floats, {}};
+  const int64_t out_channels = w->dims[0];
+  ir::ParamTensor params{take_floats(n, 1), {}};
   if (has_input(n, 2)) {
     ASSIGN_OR_RETURN(const Constant* b, const_input(n, 2));
     RETURN_ERROR_IF(
-        b->numel() != w->dims[0], ErrorCode::kInvalidArgument,
-        "bias has " + std::to_string(b->numel()) + " values for " + std::to_string(w->dims[0]) + " outputs");
+        b->numel() != out_channels, ErrorCode::kInvalidArgument,
+        "bias has " + std::to_string(b->numel()) + " values for " + std::to_string(out_channels) + " outputs");
     params.bias = b->floats;
   }
   consume(*x);
   ASSIGN_OR_RETURN(ir::Inputs input, padded_input(n, *x, p, 0.f));
-  const ir::ConvAttrs attrs = ir::Conv(int(w->dims[0]))
+  const ir::ConvAttrs attrs = ir::Conv(int(out_channels))
                                   .kernel(k[0], k[1])
                                   .stride(s[0], s[1])
                                   .dilation(d[0], d[1])
