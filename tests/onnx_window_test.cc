@@ -200,6 +200,12 @@ TEST(OnnxConvTranspose, UnsupportedAttributesAreNamed) {
             }).find("[0, stride)"),
             std::string::npos);
   EXPECT_NE(error([](onnx::NodeProto& n) { set_ints(n, "pads", {4, 4, 4, 4}); }).find("would be"), std::string::npos);
+  Model sparse;  // a 2x2 kernel at stride 3
+  sparse.input("x", {1, 2, 3, 3}).output("y").init("w", {2, 2, 2, 2}, std::vector<float>(16, 1.f));
+  set_ints(sparse.node("ConvTranspose", {"x", "w"}, {"y"}, "up"), "strides", {3, 3});
+  auto r = sparse.import();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("stride larger than the kernel"), std::string::npos) << r.status().message();
 }
 
 TEST(OnnxConv, GroupedAndDilatedConvolutionImport) {

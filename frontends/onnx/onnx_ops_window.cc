@@ -173,6 +173,10 @@ Status Importer::conv_transpose(const onnx::NodeProto& n) {
     RETURN_ERROR_IF(v < 0 || v > limits::kMaxPadding, ErrorCode::kInvalidArgument,
                     "attribute 'pads' must be in [0, " + std::to_string(limits::kMaxPadding) + "]");
   const int s = st[0];
+  // A stride within the kernel keeps the phase weights under 4x the weight (s * ceil(k / s) < 2k), so a
+  // file's declared stride cannot make the importer allocate past the data it holds.
+  RETURN_ERROR_IF(s > k[0] || s > k[1], ErrorCode::kInvalidArgument,
+                  "a stride larger than the kernel (output pixels no tap reaches) is not supported");
   for (int64_t v : extra)
     RETURN_ERROR_IF(v < 0 || v >= s, ErrorCode::kInvalidArgument, "attribute 'output_padding' must be in [0, stride)");
   const std::array<int, 2> extent{in.h, in.w}, taps{(k[0] + s - 1) / s, (k[1] + s - 1) / s};
