@@ -137,7 +137,7 @@ class Executor {
 
   size_t activation_bytes() const;           // peak: the arena of the memory plan
   size_t activation_bytes_no_reuse() const;  // the same tensors, each in its own buffer
-  size_t workspace_bytes() const;            // convolution workspaces, summed over streams (or lanes)
+  size_t workspace_bytes() const;            // workspaces (convolutions, reductions), summed over streams or lanes
   int graph_edges() const;                   // dataflow CUDA graphs: dependency edges kept; else -1
   int graph_nodes() const;                   // CUDA graph nodes; -1 without a graph
   int prefetch_nodes() const;                // nodes added by ExecutorOptions::prefetch_ahead

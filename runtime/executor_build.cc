@@ -77,6 +77,7 @@ Status Executor::Impl::build_units(const ir::Weights& w) {
     Unit u;
     u.ops = st.ops;
     RETURN_IF_ERROR(build_unit(u, memory.launch[i], st.stream, w));
+    stream_workspace[size_t(st.stream)] = std::max(stream_workspace[size_t(st.stream)], u.workspace_bytes());
     units.push_back(std::move(u));
   }
   if (specs_only) return Status::ok();
@@ -237,22 +238,28 @@ Status Executor::Impl::build_unit(Unit& u, const sched::LaunchMemory& lm, int st
     if (i + 1 == ops.size() && lm.residual.node != ir::kNoNode)
       st.residual = views[size_t(lm.residual.node)].at_channel(lm.residual.begin);
     RETURN_IF_ERROR(std::visit(
-        Overloaded{
-            [&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
-            [&](const ir::LinearAttrs& l) { return build_linear(st, l, u, int(i), w); },
-            [](const ir::PoolAttrs&) { return Status::ok(); }, [](const ir::ActivationAttrs&) { return Status::ok(); },
-            [](const ir::ResizeAttrs&) { return Status::ok(); },
-            [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
-            [](const ir::SpaceDepthAttrs&) { return Status::ok(); },
-            [&](const ir::ChannelNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
-            [](const ir::PadAttrs&) { return Status::ok(); },
-            [&](const ir::GroupNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
-            [&](const ir::PReluAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, 0); },
-            [&](const ir::ChannelConvAttrs& a) {
-              return build_vector_params(st, u, int(i), w, a.kernel, a.bias ? 1 : 0);
-            },
-            [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); },
-            [&](const ir::ResponseNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); }},
+        Overloaded{[&](const ir::ConvAttrs& c) { return build_conv(st, c, u, int(i), stream_index, w); },
+                   [&](const ir::LinearAttrs& l) { return build_linear(st, l, u, int(i), w); },
+                   [&](const ir::PoolAttrs& a) {
+                     if (a.is_global()) st.scratch_bytes = global_pool_scratch_bytes(extent(st.in.c, st.in));
+                     return Status::ok();
+                   },
+                   [](const ir::ActivationAttrs&) { return Status::ok(); },
+                   [](const ir::ResizeAttrs&) { return Status::ok(); },
+                   [](const ir::ChannelShuffleAttrs&) { return Status::ok(); },
+                   [](const ir::SpaceDepthAttrs&) { return Status::ok(); },
+                   [&](const ir::ChannelNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
+                   [](const ir::PadAttrs&) { return Status::ok(); },
+                   [&](const ir::GroupNormAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, st.in.c); },
+                   [&](const ir::PReluAttrs&) { return build_vector_params(st, u, int(i), w, st.in.c, 0); },
+                   [&](const ir::ChannelConvAttrs& a) {
+                     return build_vector_params(st, u, int(i), w, a.kernel, a.bias ? 1 : 0);
+                   },
+                   [](const ir::ChannelSoftmaxAttrs&) { return Status::ok(); },
+                   [&](const ir::ResponseNormAttrs&) {
+                     st.scratch_bytes = response_norm_scratch_bytes(extent(st.in.c, st.in));
+                     return build_vector_params(st, u, int(i), w, st.in.c, st.in.c);
+                   }},
         ops[i]));
     src = st.dst;
     in = st.out;

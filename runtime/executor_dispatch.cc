@@ -59,8 +59,12 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
   const Status launched = std::visit(
       Overloaded{[&](const ir::PoolAttrs& a) -> Status {
                    const bool is_max = a.kind == ir::PoolKind::kMax || a.kind == ir::PoolKind::kGlobalMax;
-                   PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max, a.count_include_pad};
-                   if (a.is_global()) pp = PoolParams{st.in.h, st.in.w, 1, 1, 0, 0, is_max, true};
+                   if (a.is_global()) {
+                     launch_global_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.in), is_max,
+                                        lane.workspace, s);
+                     return Status::ok();
+                   }
+                   const PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max, a.count_include_pad};
                    launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
                                PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
                    return Status::ok();
@@ -99,8 +103,13 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                    return Status::ok();
                  },
                  [&](const ir::ChannelNormAttrs& a) -> Status {
-                   launch_channel_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
-                                       st.bias, a.eps, s);
+                   if (nhwc()) {
+                     launch_channel_norm_rows(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
+                                              st.bias, a.eps, s);
+                   } else {
+                     launch_channel_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
+                                         st.bias, a.eps, s);
+                   }
                    return Status::ok();
                  },
                  [&](const ir::PadAttrs& a) -> Status {
@@ -119,7 +128,7 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                  },
                  [&](const ir::ResponseNormAttrs& a) -> Status {
                    launch_response_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), st.weight,
-                                        st.bias, a.eps, s);
+                                        st.bias, a.eps, lane.workspace, s);
                    return Status::ok();
                  },
                  [&](const ir::PReluAttrs&) -> Status {
@@ -142,20 +151,34 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
 
 Status Executor::Impl::run_element(const Unit& u, const ir::Node& n, const ir::ElementAttrs& e, cudaStream_t s) const {
   const View& out = views[size_t(u.ops[0])];
+  if (e.op == ir::ElementOp::kAdd || n.inputs.size() == 1) {
+    for (size_t t = 0; t < n.inputs.size(); ++t)
+      RETURN_IF_ERROR(gather_terms({n.inputs[t]}, out, n.output_shape, s, t > 0));
+    return Status::ok();
+  }
+  // A product reads a term of one value where its producer wrote it; a sum of values is gathered first, the
+  // first term into the output, a later one into the unit's scratch. A C x 1 x 1 factor (ir::broadcasts) is
+  // read with a zero pixel stride.
+  DevTensor first{};
   for (size_t t = 0; t < n.inputs.size(); ++t) {
-    const ir::Inputs term = {n.inputs[t]};
-    if (t == 0 || e.op == ir::ElementOp::kAdd) {
-      RETURN_IF_ERROR(gather_terms(term, out, n.output_shape, s, t > 0));
+    const ir::Term& term = n.inputs[t];
+    const ir::Shape shape = g->node(term[0].node).output_shape;
+    const bool broadcast = ir::broadcasts(ir::Shape{n.output_shape.c, shape.h, shape.w}, n.output_shape);
+    DevTensor src{};
+    if (term.size() == 1) {
+      src = dev(views[size_t(term[0].node)].at_channel(term[0].begin));
     } else {
-      // A C x 1 x 1 factor (ir::broadcasts) is gathered as such and read with a zero pixel stride.
-      const ir::Shape factor = g->node(n.inputs[t][0].node).output_shape;
-      const bool broadcast = ir::broadcasts(ir::Shape{n.output_shape.c, factor.h, factor.w}, n.output_shape);
-      const ir::Shape gathered = broadcast ? ir::Shape{n.output_shape.c, 1, 1} : n.output_shape;
-      RETURN_IF_ERROR(gather_terms(term, u.scratch, gathered, s, false));
-      DevTensor src = dev(u.scratch);
-      if (broadcast) src.p_stride = 0;
-      launch_multiply(cfg.dtype, dev(out), src, extent(n.output_shape.c, n.output_shape), s);
+      const View& to = t == 0 ? out : u.scratch;
+      RETURN_IF_ERROR(
+          gather_terms({term}, to, broadcast ? ir::Shape{n.output_shape.c, 1, 1} : n.output_shape, s, false));
+      src = dev(to);
     }
+    if (broadcast) src.p_stride = 0;
+    if (t == 0) {
+      first = src;
+      continue;
+    }
+    launch_multiply(cfg.dtype, dev(out), t == 1 ? first : dev(out), src, extent(n.output_shape.c, n.output_shape), s);
   }
   CHECK_CUDA(cudaGetLastError());
   return Status::ok();

@@ -17,6 +17,7 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/kernels.h"
+#include "runtime/reductions.h"
 #include "scheduler/dataflow.h"
 #include "scheduler/merge.h"
 
@@ -56,6 +57,7 @@ struct StepPlan {
   const void* bias = nullptr;
   View src, dst;
   std::optional<View> residual;  // conv: a value added to the output (memory plan's fused sum)
+  size_t scratch_bytes = 0;      // of the lane's workspace, for a step other than a convolution
 };
 
 struct Unit {
@@ -66,8 +68,7 @@ struct Unit {
 
   size_t workspace_bytes() const {
     size_t bytes = 0;
-    for (const StepPlan& st : steps)
-      if (st.conv) bytes = std::max(bytes, st.conv->workspace_bytes());
+    for (const StepPlan& st : steps) bytes = std::max(bytes, st.conv ? st.conv->workspace_bytes() : st.scratch_bytes);
     return bytes;
   }
 };

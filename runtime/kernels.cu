@@ -10,43 +10,13 @@
 #include "ir/ops/channel_shuffle.h"
 #include "ir/ops/pad.h"
 #include "ir/ops/resize.h"
-#include "ir/ops/response_norm.h"
 #include "ir/ops/space_depth.h"
 #include "runtime/kernels.h"
+#include "runtime/storage.cuh"
 
 namespace ios::rt {
 
 namespace {
-
-template <typename T>
-__device__ float to_float(T v);
-template <>
-__device__ float to_float<float>(float v) {
-  return v;
-}
-template <>
-__device__ float to_float<__half>(__half v) {
-  return __half2float(v);
-}
-template <>
-__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-template <typename T>
-__device__ T from_float(float v);
-template <>
-__device__ float from_float<float>(float v) {
-  return v;
-}
-template <>
-__device__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 struct Coord {
   int b, c, p;
@@ -131,11 +101,10 @@ __global__ void to_float_kernel(DevTensor src, float* dst, Extent e) {
 }
 
 template <typename T>
-__global__ void multiply_kernel(DevTensor dst, DevTensor src, Extent e) {
+__global__ void multiply_kernel(DevTensor dst, DevTensor a, DevTensor b, Extent e) {
   GRID_STRIDE_LOOP(i, total(e)) {
     const Coord k = coord(i, e);
-    T& out = at<T>(dst, k);
-    out = from_float<T>(to_float(out) * to_float(at<T>(src, k)));
+    at<T>(dst, k) = from_float<T>(to_float(at<T>(a, k)) * to_float(at<T>(b, k)));
   }
 }
 
@@ -347,42 +316,6 @@ __global__ void group_norm_kernel(DevTensor in, DevTensor out, int groups, int p
   }
 }
 
-// One block per sample: a warp per channel sums its squares into the shared norms, the block sums the
-// norms, then every element is gained, scaled and shifted. The C norms live in dynamic shared memory.
-constexpr int kResponseNormThreads = 512;
-
-template <typename T>
-__global__ void response_norm_kernel(DevTensor in, DevTensor out, Extent e, const T* scale, const T* shift, float eps) {
-  extern __shared__ float norm[];
-  __shared__ float partial[kResponseNormThreads / 32];
-  const int b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = kResponseNormThreads / 32;
-  float mine = 0.f;  // this warp's norms, summed (lane 0)
-  for (int c = warp; c < e.channels; c += warps) {
-    float sq = 0.f;
-    for (int p = lane; p < e.hw; p += 32) {
-      const float v = to_float(at<T>(in, Coord{b, c, p}));
-      sq += v * v;
-    }
-    for (int s = 16; s > 0; s /= 2) sq += __shfl_down_sync(0xffffffffu, sq, s);
-    if (lane == 0) {
-      norm[c] = sqrtf(sq);
-      mine += norm[c];
-    }
-  }
-  if (lane == 0) partial[warp] = mine;
-  __syncthreads();
-  float total = 0.f;
-  for (int w = 0; w < warps; ++w) total += partial[w];
-  const float inv = 1.f / (total / float(e.channels) + eps);
-  const long long count = static_cast<long long>(e.channels) * e.hw;
-  for (long long i = threadIdx.x; i < count; i += kResponseNormThreads) {
-    const Coord k =
-        e.channels_inner ? Coord{b, int(i % e.channels), int(i / e.channels)} : Coord{b, int(i / e.hw), int(i % e.hw)};
-    const float v = to_float(at<T>(in, k)) * norm[k.c] * inv;
-    at<T>(out, k) = from_float<T>(v * to_float(scale[k.c]) + to_float(shift[k.c]));
-  }
-}
-
 __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -415,19 +348,6 @@ int blocks_for(long long n) {
   return static_cast<int>(b < 65535 ? (b < 1 ? 1 : b) : 65535);
 }
 
-// Calls f with a value of the storage type `t` (only its type matters).
-template <typename F>
-void dispatch(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kF32:
-      return f(float{});
-    case DataType::kF16:
-      return f(__half{});
-    case DataType::kBF16:
-      return f(__nv_bfloat16{});
-  }
-}
-
 }  // namespace
 
 void launch_gather(DataType t, const DevTensor* sources, int num_sources, const DevTensor& dst, const Extent& e,
@@ -458,8 +378,9 @@ void launch_to_float(DataType t, const DevTensor& src, float* dst, const Extent&
   dispatch(t, [&](auto v) { to_float_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(src, dst, e); });
 }
 
-void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream) {
-  dispatch(t, [&](auto v) { multiply_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(dst, src, e); });
+void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& a, const DevTensor& b, const Extent& e,
+                     cudaStream_t stream) {
+  dispatch(t, [&](auto v) { multiply_kernel<decltype(v)><<<blocks_for(total(e)), 256, 0, stream>>>(dst, a, b, e); });
 }
 
 void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Extent& e, int act, cudaStream_t stream) {
@@ -521,21 +442,6 @@ void launch_channel_softmax(DataType t, const DevTensor& in, const DevTensor& ou
   group.channels = e.channels / groups;
   dispatch(t, [&](auto v) {
     channel_softmax_kernel<decltype(v)><<<blocks_for(total(group)), 256, 0, stream>>>(in, out, group, groups);
-  });
-}
-
-void launch_response_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
-                          const void* shift, float eps, cudaStream_t stream) {
-  const size_t shared = sizeof(float) * size_t(e.channels);
-  dispatch(t, [&](auto v) {
-    using T = decltype(v);
-    // Above the default 48 KiB a kernel must opt in to more shared memory (once per type, before launch).
-    static const cudaError_t opted =
-        cudaFuncSetAttribute(response_norm_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             int(sizeof(float) * ir::ResponseNormAttrs::kMaxChannels));
-    (void)opted;
-    response_norm_kernel<T><<<e.batch, kResponseNormThreads, shared, stream>>>(in, out, e, static_cast<const T*>(scale),
-                                                                               static_cast<const T*>(shift), eps);
   });
 }
 

@@ -9,6 +9,7 @@
 #include "common/element_types.h"
 #include "ir/ops/pad.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/space_depth.h"
 
 namespace ios::rt {
 
@@ -37,8 +38,9 @@ void launch_gather(DataType t, const DevTensor* sources, int num_sources, const 
 void launch_from_float(DataType t, const float* src, const DevTensor& dst, const Extent& e, cudaStream_t stream);
 void launch_to_float(DataType t, const DevTensor& src, float* dst, const Extent& e, cudaStream_t stream);
 
-// dst *= src elementwise.
-void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& src, const Extent& e, cudaStream_t stream);
+// dst = a * b elementwise; dst may be a (in place). A tensor with p_stride 0 repeats one value per channel.
+void launch_multiply(DataType t, const DevTensor& dst, const DevTensor& a, const DevTensor& b, const Extent& e,
+                     cudaStream_t stream);
 
 // x = act(x + bias[c]); act: 0 none, 1 relu, 2 sigmoid, 3 tanh, 4 relu6; bias (storage type) may be null.
 void launch_bias_act(DataType t, const DevTensor& x, const void* bias, const Extent& e, int act, cudaStream_t stream);
@@ -103,11 +105,6 @@ void launch_channel_conv(DataType t, const DevTensor& in, const DevTensor& out, 
 // The softmax across `groups` groups of channels of ir/ops/channel_softmax.h.
 void launch_channel_softmax(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
                             cudaStream_t stream);
-
-// Global response normalization (ir/ops/response_norm.h), one block per sample; `scale` and `shift` hold
-// e.channels values in the storage type.
-void launch_response_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* scale,
-                          const void* shift, float eps, cudaStream_t stream);
 
 // y = x >= 0 ? x : slope[c] * x (ir/ops/prelu.h); `slope` holds e.channels values in the storage type.
 void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, const void* slope,

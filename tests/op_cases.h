@@ -47,6 +47,15 @@ inline std::vector<OpGraphCase> op_graph_cases() {
                          return *b.build();
                        }};
   };
+  // Shapes large enough for a kernel's other path: pixels split over blocks, channels over a warp's lanes.
+  auto at = [](std::string name, Shape shape, std::function<Value(GraphBuilder&, Value)> body) {
+    return OpGraphCase{name, [shape, name, body] {
+                         GraphBuilder b(name, shape);
+                         b.begin_block();
+                         b.end_block(body(b, b.input()));
+                         return *b.build();
+                       }};
+  };
   auto resize = [](ResizeMode mode, ResizeCoord coord, int h, int w) {
     ResizeAttrs r;
     r.mode = mode, r.coord = coord, r.out_h = h, r.out_w = w;
@@ -66,6 +75,10 @@ inline std::vector<OpGraphCase> op_graph_cases() {
           [](GraphBuilder& b, Value x) { return b.pool(x, AvgPool(3).stride(2).pad(1).include_pad(false)); }),
       one("GlobalAvgPool", [](GraphBuilder& b, Value x) { return b.pool(x, GlobalAvgPool()); }),
       one("GlobalMaxPool", [](GraphBuilder& b, Value x) { return b.pool(x, GlobalMaxPool()); }),
+      at("GlobalAvgPoolOfManyPixels", Shape{37, 45, 47},
+         [](GraphBuilder& b, Value x) { return b.pool(x, GlobalAvgPool()); }),
+      at("GlobalMaxPoolOfManyPixels", Shape{37, 45, 47},
+         [](GraphBuilder& b, Value x) { return b.pool(x, GlobalMaxPool()); }),
       one("Linear",
           [](GraphBuilder& b, Value x) {
             return b.linear(b.pool(x, GlobalAvgPool()), LinearAttrs{7, true});
@@ -107,6 +120,8 @@ inline std::vector<OpGraphCase> op_graph_cases() {
           }),
       one("ChannelShuffle", [](GraphBuilder& b, Value x) { return b.step(x, ChannelShuffleAttrs{3}); }),
       one("ChannelNorm", [](GraphBuilder& b, Value x) { return b.step(x, ChannelNormAttrs{1e-6f}); }),
+      at("ChannelNormOfManyChannels", Shape{70, 5, 3},
+         [](GraphBuilder& b, Value x) { return b.step(x, ChannelNormAttrs{1e-6f}); }),
       one("SpaceToDepth",  // 7 x 9 padded to 8 x 10, then blocks of 2 into channels
           [](GraphBuilder& b, Value x) {
             Value padded = b.step(x, PadAttrs{PadMode::kConstant, 1, 0, 0, 1, 0.f});
@@ -158,6 +173,8 @@ inline std::vector<OpGraphCase> op_graph_cases() {
       one("ChannelSoftmaxOfPooledGroups",  // split attention's weights
           [](GraphBuilder& b, Value x) { return b.step(b.pool(x, GlobalAvgPool()), ChannelSoftmaxAttrs{2}); }),
       one("ResponseNorm", [](GraphBuilder& b, Value x) { return b.step(x, ResponseNormAttrs{1e-6f}); }),
+      at("ResponseNormOfManyPixels", Shape{37, 45, 47},
+         [](GraphBuilder& b, Value x) { return b.step(x, ResponseNormAttrs{1e-6f}); }),
       one("ChannelConvOfPooledChannels",  // ECA's gate
           [](GraphBuilder& b, Value x) {
             return b.activation(b.step(b.pool(x, GlobalAvgPool()), ChannelConvAttrs{5, 2, false}), Act::kSigmoid);

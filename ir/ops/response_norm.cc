@@ -5,9 +5,6 @@
 namespace ios::ir {
 
 Expected<Shape> ResponseNormAttrs::infer(const Shape& in) const {
-  RETURN_ERROR_IF(in.c > kMaxChannels, ErrorCode::kInvalidGraph,
-                  "a response normalization of " + std::to_string(in.c) + " channels exceeds its limit of " +
-                      std::to_string(kMaxChannels));
   RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidGraph, "field 'eps' must be in (0, 1]");
   return in;
 }

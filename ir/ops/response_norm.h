@@ -2,8 +2,7 @@
 // mean of those norms over the channels, gains the channel; then a per-channel scale and shift:
 //   y[c, p] = x[c, p] * g[c] / (mean_c' g[c'] + eps) * scale[c] + shift[c],   g[c] = sqrt(sum_p x[c, p]^2)
 // (GRN's residual, + x, is a sum the importer keeps outside the op). The scale and shift are the step's
-// weight and bias, C values each; the GPU kernel keeps the C norms in shared memory, so C is at most
-// kMaxChannels here.
+// weight and bias, C values each.
 #pragma once
 
 #include "ir/ops/op_common.h"
@@ -13,7 +12,6 @@ namespace ios::ir {
 struct ResponseNormAttrs {
   static constexpr const char* kType = "response_norm";
   static constexpr OpTraits kTraits{/*memory_bound=*/true, /*writes_strided=*/true};
-  static constexpr int kMaxChannels = 32768;  // 128 KiB of norms in shared memory
 
   float eps = 1e-6f;
   IOS_MEMBERWISE_EQUAL(ResponseNormAttrs)
