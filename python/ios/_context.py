@@ -27,6 +27,38 @@ def _raw_stream(torch: Any, device_index: int) -> int:
     return raw(device_index) if raw is not None else torch.cuda.current_stream(device_index).cuda_stream
 
 
+def _cuda_array_address(x: Any, shape: Tuple[int, ...], what: str, writable: bool) -> int:
+    """The device address of an object speaking ``__cuda_array_interface__`` (version 2 or 3), checked to be a
+    float32 contiguous array of ``shape``; raises ios.Error naming what differs."""
+    cai = x.__cuda_array_interface__
+    if cai.get("typestr") != "<f4":
+        raise _ios.Error(f"{what} must be float32 (its __cuda_array_interface__ typestr is {cai.get('typestr')!r})")
+    got = tuple(int(d) for d in cai.get("shape", ()))
+    if got != shape:
+        raise _ios.Error(f"{what} has shape {got}, the engine takes {shape} (batch, channels, height, width)")
+    strides = cai.get("strides")
+    if strides is not None:
+        expected, step = [], 4
+        for d in reversed(shape):
+            expected.append(step)
+            step *= d
+        if any(s != e for s, e, d in zip(strides, reversed(expected), shape) if d != 1):
+            raise _ios.Error(f"{what} must be contiguous (NCHW, row-major)")
+    if cai.get("mask") is not None:
+        raise _ios.Error(f"{what} is a masked array")
+    address, readonly = cai["data"]
+    if writable and readonly:
+        raise _ios.Error(f"{what} is read-only")
+    return int(address)
+
+
+def _cuda_array_stream(x: Any) -> int:
+    """The stream a ``__cuda_array_interface__`` (version 3) names its data ready on; 0 without one. Its
+    values 1 and 2 are CUDA's legacy and per-thread default streams, which are those handles."""
+    stream = x.__cuda_array_interface__.get("stream")
+    return int(stream) if stream else 0
+
+
 class ExecutionContext:
     """Runs an engine. Inferences of one context share its buffers: use one context per thread, or
     queue them on one stream. Make one with ``Engine.create_context()``."""
@@ -55,10 +87,18 @@ class ExecutionContext:
         """One inference queued on a CUDA stream, not waited for; no copy.
 
         ``input`` and ``output`` are float32 contiguous NCHW tensors of the engine's shapes on the
-        context's GPU: PyTorch tensors, CuPy arrays or anything else speaking DLPack. ``stream`` is a
-        ``cudaStream_t`` as an int; None: PyTorch's current stream for torch tensors, else the default
-        stream (0).
+        context's GPU: PyTorch tensors, CuPy arrays or anything else speaking DLPack or
+        ``__cuda_array_interface__`` (Numba, older CuPy). ``stream`` is a ``cudaStream_t`` as an int;
+        None: PyTorch's current stream for torch tensors, the input's own stream where its
+        ``__cuda_array_interface__`` names one, else the default stream (0).
         """
+        if not hasattr(input, "__dlpack__") and hasattr(input, "__cuda_array_interface__"):
+            address = _cuda_array_address(input, self._input_shape, "input", writable=False)
+            if not hasattr(output, "__cuda_array_interface__"):
+                raise _ios.Error("output must speak __cuda_array_interface__ as the input does")
+            out = _cuda_array_address(output, self._output_shape, "output", writable=True)
+            self._ctx._enqueue_addresses(address, out, _cuda_array_stream(input) if stream is None else int(stream))
+            return
         if stream is None:
             torch = _torch_module(input)
             stream = _raw_stream(torch, input.device.index) if torch is not None and input.is_cuda else 0

@@ -12,6 +12,10 @@
 #include "engine/network.h"
 #include "scheduler/schedule.h"
 
+#ifdef IOS_WITH_RUNTIME
+#include <cuda_runtime.h>
+#endif
+
 namespace ios::python {
 
 namespace {
@@ -97,6 +101,28 @@ void enqueue(ExecutionContext& c, const AnyArray& input, const AnyArray& output,
   check(c.enqueue(in, out, reinterpret_cast<cudaStream_t>(stream)));
 }
 
+// Raw device addresses (a __cuda_array_interface__'s), checked to be GPU memory of the context's device.
+void enqueue_addresses(ExecutionContext& c, uintptr_t input, uintptr_t output, uintptr_t stream) {
+  if (c.device() != engine::Device::kGpu)
+    throw Error("enqueue takes GPU tensors and this context runs on the CPU reference: use run");
+#ifdef IOS_WITH_RUNTIME
+  for (auto [address, what] : {std::pair{input, "input"}, std::pair{output, "output"}}) {
+    cudaPointerAttributes at{};
+    const bool known = cudaPointerGetAttributes(&at, reinterpret_cast<const void*>(address)) == cudaSuccess;
+    cudaGetLastError();  // an unknown address leaves an error behind
+    if (!known || (at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged))
+      throw Error(std::string(what) +
+                  " is not CUDA device memory: enqueue takes GPU tensors (use run for host arrays)");
+    if (at.device != c.gpu_index())
+      throw Error(std::string(what) + " is on cuda:" + std::to_string(at.device) +
+                  ", the engine runs on cuda:" + std::to_string(c.gpu_index()));
+  }
+#endif
+  nb::gil_scoped_release released;
+  check(c.enqueue(reinterpret_cast<const float*>(input), reinterpret_cast<float*>(output),
+                  reinterpret_cast<cudaStream_t>(stream)));
+}
+
 nb::tuple dims_tuple(const std::vector<int64_t>& d) { return nb::make_tuple(d[0], d[1], d[2], d[3]); }
 
 void bind_engine(nb::module_& m) {
@@ -156,6 +182,9 @@ void bind_context(nb::module_& m) {
            "One inference queued on `stream` (a cudaStream_t as an int; 0: the default stream), not waited for. "
            "`input` and `output` are float32 contiguous NCHW tensors on the context's GPU, passed by pointer "
            "through DLPack (no copy).")
+      .def("_enqueue_addresses", &enqueue_addresses, nb::arg("input"), nb::arg("output"), nb::arg("stream"),
+           "enqueue with device addresses whose shape and type the caller has checked (a "
+           "__cuda_array_interface__'s); each must be device memory of the context's GPU")
       .def(
           "_enqueue_pointers",
           [](ExecutionContext& c, uintptr_t input, uintptr_t output, uintptr_t stream) {

@@ -123,6 +123,36 @@ def test_wrong_input_shape_and_device_raise(small_model):
         context._ctx.enqueue(np.zeros((1, 3, 9, 7), np.float32), np.zeros((1, 5, 4, 3), np.float32), 0)
 
 
+class CudaArray:
+    """Only a __cuda_array_interface__ (as Numba's device arrays have): its checks need no GPU."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, readonly=False, address=4096, **more):
+        self.__cuda_array_interface__ = dict(shape=shape, typestr=typestr, strides=strides,
+                                             data=(address, readonly), version=3, **more)
+
+
+def test_cuda_array_interface_arrays_are_checked_before_their_address_is_used(small_model):
+    from ios._context import _cuda_array_address, _cuda_array_stream
+
+    shape = (1, 3, 9, 7)
+    assert _cuda_array_address(CudaArray(shape), shape, "input", writable=False) == 4096
+    assert _cuda_array_address(CudaArray(shape, strides=(756, 252, 28, 4)), shape, "input", writable=True) == 4096
+    with pytest.raises(ios.Error, match=re.escape("input must be float32 (its __cuda_array_interface__ typestr is '<f2')")):
+        _cuda_array_address(CudaArray(shape, typestr="<f2"), shape, "input", writable=False)
+    with pytest.raises(ios.Error, match=re.escape("input has shape (1, 3, 7, 9), the engine takes (1, 3, 9, 7)")):
+        _cuda_array_address(CudaArray((1, 3, 7, 9)), shape, "input", writable=False)
+    with pytest.raises(ios.Error, match="input must be contiguous"):
+        _cuda_array_address(CudaArray(shape, strides=(756, 4, 84, 12)), shape, "input", writable=False)
+    with pytest.raises(ios.Error, match="output is read-only"):
+        _cuda_array_address(CudaArray(shape, readonly=True), shape, "output", writable=True)
+    with pytest.raises(ios.Error, match="masked"):
+        _cuda_array_address(CudaArray(shape, mask=CudaArray(shape)), shape, "input", writable=False)
+    assert _cuda_array_stream(CudaArray(shape, stream=2)) == 2 and _cuda_array_stream(CudaArray(shape)) == 0
+    context = ios.build(small_model[0], device="cpu").create_context()
+    with pytest.raises(ios.Error, match="runs on the CPU reference"):
+        context.enqueue(CudaArray(shape), CudaArray((1, 5, 4, 3)))
+
+
 def test_cpu_torch_tensors_give_torch_tensors(small_model):
     torch = pytest.importorskip("torch")
     path, w, b = small_model

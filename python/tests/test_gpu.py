@@ -37,6 +37,26 @@ def test_enqueue_reads_and_writes_the_callers_tensors_without_a_copy(fp16_engine
     assert rel_l2(out.cpu().numpy(), expected) < 1e-2
 
 
+class CudaArrayOf:
+    """A torch tensor seen only through its __cuda_array_interface__, as a Numba device array is."""
+
+    def __init__(self, t):
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+def test_enqueue_takes_cuda_array_interface_arrays_without_a_copy(fp16_engine):
+    engine, w, b = fp16_engine
+    x = torch.randn(engine.input_shape, device="cuda")
+    out = torch.full(engine.output_shape, float("nan"), device="cuda")
+    ctx = engine.create_context()
+    ctx.enqueue(CudaArrayOf(x), CudaArrayOf(out), stream=torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    assert rel_l2(out.cpu().numpy(), conv_relu_pool_reference(x.cpu().numpy(), w, b)) < 1e-2
+    with pytest.raises(ios.Error, match="not CUDA device memory"):
+        host = np.zeros(engine.input_shape, np.float32)
+        ctx._ctx._enqueue_addresses(host.ctypes.data, out.data_ptr(), 0)
+
+
 def test_call_gives_torch_tensors_on_the_gpu_and_host_arrays_on_the_host(fp16_engine):
     engine, w, b = fp16_engine
     x = torch.randn(engine.input_shape, device="cuda")
