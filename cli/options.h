@@ -101,7 +101,8 @@ std::string default_kernel_cache();
 
 constexpr const char* kDeviceHelp =
     "gpu | cpu: the CPU reference executor (fp32, direct loops, slow; for checking an import or producing "
-    "expected outputs, not a CPU backend; only --input, --output, --batch and --json apply)";
+    "expected outputs, not a CPU backend; only the network's flags, --plan, --batch, --input, --output and --json "
+    "apply, any other is an error)";
 
 struct OptimizeArgs {
   GraphSource src;

@@ -337,6 +337,13 @@ TEST(Cli, BuildSavesAPlanThatRunRunsAsTheNetwork) {
   const Result with_schedule = ios("run --plan " + dir + "/sq.plan --schedule s.json");
   EXPECT_EQ(with_schedule.code, 1);
   EXPECT_NE(with_schedule.out.find("--plan"), std::string::npos) << with_schedule.out;
+  // the CPU reference has no precision, schedule or timing: their flags are named, not ignored
+  for (const std::string flag : {"--precision fp16", "--opt greedy", "--layout nhwc", "--check", "--iters 5"}) {
+    const Result ignored = ios("run --model squeezenet --device cpu " + flag);
+    EXPECT_EQ(ignored.code, 1) << flag;
+    EXPECT_NE(ignored.out.find(flag.substr(0, flag.find(' ')) + " applies to the GPU only"), std::string::npos)
+        << ignored.out;
+  }
   const Result no_save = ios("build --model squeezenet --device cpu");
   EXPECT_NE(no_save.code, 0);
   EXPECT_NE(no_save.out.find("--save"), std::string::npos) << no_save.out;

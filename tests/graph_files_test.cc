@@ -67,7 +67,7 @@ TEST_F(FileIo, EndlessDevicesEndWithASizeError) {
 
 TEST_F(GraphFileReader, IntegersAreNotNarrowedTo32Bits) {
   json j = graph_json();
-  first_conv(j)["out_channels"] = 4294967299ull;  // 2^32 + 3: read as 3 before
+  first_conv(j)["out_channels"] = 4294967299ull;  // 2^32 + 3: a 32-bit read takes it as 3
   expect_error(ir::graph_from_json(j), "got 4294967299");
 }
 
