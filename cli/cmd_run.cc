@@ -10,6 +10,8 @@
 #include "cli/run_reference.h"
 #include "cli/search_report.h"
 #include "common/tensor_file.h"
+#include "engine/buckets.h"
+#include "engine/plan_file.h"
 #include "reference/reference_executor.h"
 #ifdef IOS_WITH_RUNTIME
 #include "runtime/compile_ahead.h"
@@ -31,7 +33,9 @@ int cmd_run_reference(const GraphSource& src, int batch, const std::string& inpu
 
 void RunArgs::add_to(CLI::App* run) {
   build.add_to(run);
-  run->add_option("--plan", plan_file, "run this engine plan (`ios build --save`) instead of building one");
+  run->add_option("--plan", plan_file,
+                  "run this engine plan (`ios build --save`) instead of building one; of a file of batch "
+                  "buckets (`ios build --batches`), the bucket --batch names");
   run->add_option("--warmup", warmup, "warm-up runs")->check(CLI::Range(0, 1000000));
   run->add_option("--iters,--iterations", iters, "timed runs (at least)")->check(CLI::Range(1, 100000000));
   run->add_option("--warmUp", warmup_ms, "warm up for at least this many milliseconds too (trtexec)")
@@ -68,6 +72,32 @@ Status check_run_flags(const RunArgs& a) {
   RETURN_ERROR_IF(!a.plan_file.empty() && !b.schedule_file.empty(), ios::ErrorCode::kInvalidArgument,
                   "--plan holds its schedule: it cannot be combined with --schedule");
   return Status::ok();
+}
+
+// --plan's engine: the file's one engine, or of a file of batch buckets the bucket --batch names. A --batch
+// other than the engine's is an error rather than a run at another batch than asked.
+Expected<std::shared_ptr<ios::engine::Engine>> load_plan(const RunArgs& a,
+                                                         const ios::engine::Engine::LoadOptions& options) {
+  const int batch = a.build.opt.options.batch;
+  ASSIGN_OR_RETURN(ios::engine::PlanFileKind kind, ios::engine::plan_file_kind(a.plan_file));
+  std::shared_ptr<ios::engine::Engine> engine;
+  if (kind == ios::engine::PlanFileKind::kBuckets) {
+    ASSIGN_OR_RETURN(ios::engine::BatchBuckets buckets, ios::engine::BatchBuckets::load(a.plan_file, options));
+    std::string sizes;
+    for (int b : buckets.batches()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(b);
+    RETURN_ERROR_IF(!a.batch_given, ios::ErrorCode::kInvalidArgument,
+                    a.plan_file + " holds batch buckets of " + sizes + ": give --batch with one of them");
+    for (const auto& e : buckets.engines())
+      if (e->config().batch == batch) engine = e;
+    RETURN_ERROR_IF(!engine, ios::ErrorCode::kInvalidArgument,
+                    "--batch " + std::to_string(batch) + ": " + a.plan_file + " holds batch buckets of " + sizes);
+    return engine;
+  }
+  ASSIGN_OR_RETURN(engine, ios::engine::Engine::load(a.plan_file, options));
+  RETURN_ERROR_IF(a.batch_given && engine->config().batch != batch, ios::ErrorCode::kInvalidArgument,
+                  "--batch " + std::to_string(batch) + ": " + a.plan_file + " is an engine of batch " +
+                      std::to_string(engine->config().batch));
+  return engine;
 }
 
 }  // namespace
@@ -266,7 +296,7 @@ Expected<std::shared_ptr<ios::engine::Engine>> run_engine(RunArgs& a, const ios:
     ios::engine::Engine::LoadOptions lo;
     lo.kernel_cache = a.build.opt.kernel_cache;
     lo.verbose = a.build.opt.verbose;
-    ASSIGN_OR_RETURN(std::shared_ptr<ios::engine::Engine> engine, ios::engine::Engine::load(a.plan_file, lo));
+    ASSIGN_OR_RETURN(std::shared_ptr<ios::engine::Engine> engine, load_plan(a, lo));
     const ios::engine::EnginePlan& p = engine->plan();
     label = p.info.schedule_label + " (from " + a.plan_file + ")";
     variant = ios::engine::variant_name(p.execution, p.config.concat_writes);
@@ -378,7 +408,7 @@ int cmd_run(RunArgs& a) {
   if (a.build.device == "cpu") {
     if (a.plan_file.empty())
       return cmd_run_reference(a.build.opt.src, a.build.opt.options.batch, a.input_file, a.output_file, report);
-    auto engine = ios::engine::Engine::load(a.plan_file, {ios::engine::Device::kCpu, "", false});
+    auto engine = load_plan(a, {ios::engine::Device::kCpu, "", false});
     if (!engine) return fail(engine.status());
     const ios::cli::ReferenceRunOptions options{(*engine)->config().batch, a.input_file, a.output_file};
     if (Status s =

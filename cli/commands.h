@@ -33,6 +33,7 @@ struct BuildArgs {
 struct RunArgs {
   BuildArgs build;
   std::string plan_file;
+  bool batch_given = false;  // --batch given: with --plan, it must be the engine's (or one of its buckets)
   int warmup = 20, iters = 200;
   double warmup_ms = 0, duration_s = 0;
   std::string export_times;

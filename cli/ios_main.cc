@@ -140,6 +140,7 @@ int run_cli(int argc, char** argv) {
   }
   if (app.got_subcommand("build")) return cmd_build(build_args, build_save, build_batches);
   if (app.got_subcommand("run")) {
+    run_args.batch_given = run->count("--batch") > 0;
     if (run_args.build.device == "cpu")
       if (Status s = check_reference_flags(*run); !s) return fail(s);
     return cmd_run(run_args);

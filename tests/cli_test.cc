@@ -328,12 +328,16 @@ TEST(Cli, BuildSavesAPlanThatRunRunsAsTheNetwork) {
       direct_bytes((std::istreambuf_iterator<char>(b)), {});
   EXPECT_FALSE(plan_bytes.empty());
   EXPECT_EQ(plan_bytes, direct_bytes);
+  const Result other_batch = ios("run --plan " + dir + "/sq.plan --device cpu --batch 3");
+  EXPECT_EQ(other_batch.code, 1);
+  EXPECT_NE(other_batch.out.find("is an engine of batch 2"), std::string::npos) << other_batch.out;
   const Result missing = ios("run --plan " + dir + "/none.plan --device cpu");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.out.find("none.plan"), std::string::npos) << missing.out;
   const Result not_a_plan = ios("run --plan " + dir + "/direct.npy --device cpu");
   EXPECT_EQ(not_a_plan.code, 1);
-  EXPECT_NE(not_a_plan.out.find("not an engine plan"), std::string::npos) << not_a_plan.out;
+  EXPECT_NE(not_a_plan.out.find("neither an engine plan nor a file of batch buckets"), std::string::npos)
+      << not_a_plan.out;
   const Result with_schedule = ios("run --plan " + dir + "/sq.plan --schedule s.json");
   EXPECT_EQ(with_schedule.code, 1);
   EXPECT_NE(with_schedule.out.find("--plan"), std::string::npos) << with_schedule.out;
@@ -358,9 +362,16 @@ TEST(Cli, BuildWithBatchesSavesBatchBucketsInOneFile) {
   EXPECT_NE(built.out.find("Built ios_sample | Batchsize: 1"), std::string::npos) << built.out;
   EXPECT_NE(built.out.find("Built ios_sample | Batchsize: 4"), std::string::npos) << built.out;
   EXPECT_NE(built.out.find("(2 batch buckets)"), std::string::npos) << built.out;
-  const Result run = ios("run --plan " + dir + "/b.plan --device cpu");
-  EXPECT_EQ(run.code, 1);
-  EXPECT_NE(run.out.find("a file of batch buckets, not one engine plan"), std::string::npos) << run.out;
+  // `ios run --plan` runs the bucket --batch names, and names the buckets where --batch is missing or none
+  const Result run = ios("run --plan " + dir + "/b.plan --device cpu --batch 4");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("Batchsize: 4"), std::string::npos) << run.out;
+  const Result unnamed = ios("run --plan " + dir + "/b.plan --device cpu");
+  EXPECT_EQ(unnamed.code, 1);
+  EXPECT_NE(unnamed.out.find("holds batch buckets of 1, 4: give --batch"), std::string::npos) << unnamed.out;
+  const Result between = ios("run --plan " + dir + "/b.plan --device cpu --batch 2");
+  EXPECT_EQ(between.code, 1);
+  EXPECT_NE(between.out.find("--batch 2: "), std::string::npos) << between.out;
   const Result twice = ios("build --model ios_sample --device cpu --batches 2,2 --save " + dir + "/c.plan");
   EXPECT_EQ(twice.code, 1);
   EXPECT_NE(twice.out.find("given twice"), std::string::npos) << twice.out;
