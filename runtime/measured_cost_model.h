@@ -24,7 +24,7 @@
 
 namespace ios::rt {
 
-class MeasuredCostModel : public sched::CostModel {
+class MeasuredCostModel : public sched::CostModel, public sched::Measurement {
  public:
   struct Params {
     sched::StageTimingRule rule;
@@ -41,6 +41,7 @@ class MeasuredCostModel : public sched::CostModel {
   MeasuredCostModel(const MeasuredCostModel&) = delete;
   MeasuredCostModel& operator=(const MeasuredCostModel&) = delete;
   std::string name() const override { return "measured"; }
+  sched::Measurement* measurement() override { return this; }
   std::string timing_device() const override;  // its GPU's: workers on one GPU share its TimingStream
   // What a stage cache file's key says of these figures (files of earlier figures are then not reused).
   static constexpr const char* kFigureFormat =

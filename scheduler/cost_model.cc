@@ -274,6 +274,16 @@ Expected<std::vector<double>> CostModel::segment_latencies_ms(const ir::Graph& g
   return out;
 }
 
+std::string timing_device(CostModel& m) {
+  const Measurement* measurement = m.measurement();
+  return measurement ? measurement->timing_device() : "";
+}
+
+size_t spare_workers(CostModel& m) {
+  const Measurement* measurement = m.measurement();
+  return measurement ? measurement->spare_workers() : 0;
+}
+
 std::vector<Stage> all_stages(const Schedule& s) {
   std::vector<Stage> stages;
   for (const BlockSchedule& b : s.blocks) stages.insert(stages.end(), b.stages.begin(), b.stages.end());
@@ -553,7 +563,9 @@ Status StageCache::load_json(const nlohmann::json& j, const std::string& path) {
   ASSIGN_OR_RETURN(Numbers entries, numbers_of(j["stages"], "stage cache entry", path));
   if (j.contains("calibration")) {
     ASSIGN_OR_RETURN(Numbers values, numbers_of(j["calibration"], "calibration value", path));
-    RETURN_IF_ERROR(own_.adopt_calibration(values).with_context(path));
+    // a model that does not measure has no calibration and ignores the file's (exp_replay needs none)
+    if (Measurement* measurement = own_.measurement())
+      RETURN_IF_ERROR(measurement->adopt_calibration(values).with_context(path));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   table_.insert(entries.begin(), entries.end());
@@ -578,7 +590,9 @@ Status StageCache::save(const std::string& path) const {
     for (const auto& [k, v] : table_) stages[k] = v;
   }
   nlohmann::json file{{"key", key_}, {"stages", stages}};
-  if (std::map<std::string, double> values = own_.calibration(); !values.empty()) file["calibration"] = values;
+  if (const Measurement* measurement = own_.measurement())
+    if (std::map<std::string, double> values = measurement->calibration(); !values.empty())
+      file["calibration"] = values;
   return write_text_file(path, file.dump() + "\n");
 }
 

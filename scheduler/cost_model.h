@@ -19,6 +19,35 @@
 
 namespace ios::sched {
 
+// What a search needs to know of a model that measures, beyond the figures themselves: where its timings run
+// and what it corrects them by. Pricing (CostModel) asks nothing of it; the search's workers, the idle-worker
+// pool and the stage cache file do.
+class Measurement {
+ public:
+  virtual ~Measurement() = default;
+  // What its measurements occupy: models of one device (one GPU) time one after another, models of
+  // different devices may time side by side. Empty: none.
+  virtual std::string timing_device() const = 0;
+  // Search workers waiting to time a share of its requests beside it (IdleWorkers): a DP then asks for more
+  // stages at once.
+  virtual size_t spare_workers() const { return 0; }
+  // Values measured once and applied to all its figures (a measuring model's corrections), by name. A stage
+  // cache file keeps them beside the figures and gives them back when loaded, so that the file's figures
+  // and new ones are corrected alike.
+  virtual std::map<std::string, double> calibration() const { return {}; }
+  virtual Status adopt_calibration(const std::map<std::string, double>& values) {
+    (void)values;
+    return Status::ok();
+  }
+};
+
+class CostModel;
+// A model's Measurement's, or what a model that does not measure answers: no device, no spare workers.
+std::string timing_device(CostModel& m);
+size_t spare_workers(CostModel& m);
+
+// A stage's latency as the runtime will run it, priced by one of the models below or measured
+// (rt::MeasuredCostModel, which is also a Measurement).
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -61,21 +90,8 @@ class CostModel {
   virtual Expected<std::vector<double>> network_latencies_ms(const ir::Graph& g, const Schedule& s,
                                                              const std::vector<std::vector<int>>& barrier_sets,
                                                              int batch);
-  // What its measurements occupy: models of one device (one GPU) time one after another, models of
-  // different devices may time side by side. Empty: none (the default; figures cost no device time).
-  virtual std::string timing_device() const { return ""; }
-  // Search workers waiting to time a share of this model's requests beside it (IdleWorkers): a DP then
-  // asks for more stages at once. Default 0.
-  virtual size_t spare_workers() const { return 0; }
-  // Values a model measured once and applies to all its figures (a measuring model's corrections), by
-  // name. A stage cache file keeps them beside the figures and gives them back when loaded, so that the
-  // file's figures and new ones are corrected alike. A model without any has none and ignores a file's
-  // (a replay of the file's figures, exp_replay, needs none).
-  virtual std::map<std::string, double> calibration() const { return {}; }
-  virtual Status adopt_calibration(const std::map<std::string, double>& values) {
-    (void)values;
-    return Status::ok();
-  }
+  // How its figures are measured; null (the default): they cost no device time and need no calibration.
+  virtual Measurement* measurement() { return nullptr; }
 };
 
 // A model in front of another: every query goes to `inner()` unless a subclass overrides it (the stage
@@ -110,12 +126,7 @@ class ForwardingCostModel : public CostModel {
                                                      int batch) override {
     return inner().network_latencies_ms(g, s, barrier_sets, batch);
   }
-  std::string timing_device() const override { return inner().timing_device(); }
-  size_t spare_workers() const override { return inner().spare_workers(); }
-  std::map<std::string, double> calibration() const override { return inner().calibration(); }
-  Status adopt_calibration(const std::map<std::string, double>& values) override {
-    return inner().adopt_calibration(values);
-  }
+  Measurement* measurement() override { return inner().measurement(); }
 
  protected:
   virtual CostModel& inner() const = 0;

@@ -45,7 +45,7 @@ auto PartDp::cost_stages(const std::vector<std::pair<Mask, bool>>& todo, bool se
 
 auto PartDp::ask_ahead(const std::vector<Candidate>& candidates, size_t from, double bound, Request& request)
     -> Status {
-  const size_t spare = model_->spare_workers();
+  const size_t spare = spare_workers(*model_);
   const size_t batch =
       (std::isinf(bound) && options_.bound_pruning ? 1 : size_t(std::max(options_.stage_batch, 1))) * (1 + spare);
   size_t asked = 0;

@@ -23,7 +23,9 @@ struct IdleWorkers::Shared {
 
 // Worker i's model as its stage cache view sees it: requests of several stages are spread, everything
 // else goes to the model unchanged.
-class IdleWorkers::Asker : public ForwardingCostModel {
+// A worker's model as its DP sees it: requests shared out, and a Measurement that adds the waiting workers to
+// the worker model's own.
+class IdleWorkers::Asker : public ForwardingCostModel, private Measurement {
  public:
   Asker(IdleWorkers& pool, size_t index) : pool_(pool), index_(index) {}
   Expected<std::vector<double>> stage_latencies_ms(const ir::Graph& g, const std::vector<Stage>& stages,
@@ -45,7 +47,19 @@ class IdleWorkers::Asker : public ForwardingCostModel {
       return m.screen_latencies_ms(g, slice(stages, first, end), batch);
     });
   }
+  Measurement* measurement() override { return this; }
+
+ private:
+  std::string timing_device() const override { return pool_.devices_[index_]; }
   size_t spare_workers() const override { return pool_.spare(index_); }
+  std::map<std::string, double> calibration() const override {
+    const Measurement* own = inner().measurement();
+    return own ? own->calibration() : std::map<std::string, double>{};
+  }
+  Status adopt_calibration(const std::map<std::string, double>& values) override {
+    Measurement* own = inner().measurement();
+    return own ? own->adopt_calibration(values) : Status::ok();
+  }
 
  protected:
   CostModel& inner() const override { return *pool_.models_[index_]; }
@@ -64,7 +78,7 @@ IdleWorkers::~IdleWorkers() = default;
 
 CostModel& IdleWorkers::add(CostModel& model) {
   models_.push_back(&model);
-  devices_.push_back(model.timing_device());
+  devices_.push_back(timing_device(model));
   waiting_.push_back(false);
   out_of_parts_.push_back(false);
   askers_.push_back(std::make_unique<Asker>(*this, models_.size() - 1));

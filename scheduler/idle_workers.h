@@ -9,13 +9,13 @@
 // piece at most, and a fast one takes more. Against one piece per taker cut at the start, RandWire fp32's
 // search on 4 x H200 took 9.7-10.0 s instead of 11.6-12.0 s, with 2.6 times the passes.
 //
-// Workers of a device (CostModel::timing_device: a GPU) whose workers are all out of parts help any worker of another
+// Workers of a device (Measurement::timing_device: a GPU) whose workers are all out of parts help any worker of another
 // device. A worker out of parts also helps its own GPU's sibling, but only with requests of kSiblingMinStages
 // or more: it builds its share of the stage executors on its own thread, and both take turns timing them.
 // With requests of two stages this made RandWire fp32 on one H200 3 % slower; since the DP
 // asks for a size of states at once, requests hold hundreds of stages, and sibling help made
 // RandWire fp32 0-5 % faster on one H200 and on four. The wrapped model also tells the DP how
-// many workers of other GPUs wait (CostModel::spare_workers), so that it asks for more stages at once while
+// many workers of other GPUs wait (Measurement::spare_workers), so that it asks for more stages at once while
 // they do. Figures come from the same models either way: the schedule does not depend on who timed a stage
 // beyond measurement noise.
 #pragma once

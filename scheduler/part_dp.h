@@ -222,7 +222,7 @@ class PartDp {
   // Asks for candidates[from] (not costed yet) with the next uncosted candidates the DP may reach (floors
   // under `bound`) up to the stage batch. Before the state has any bound, the first candidate goes alone:
   // its cost is the bound that prunes most of the rest. Workers waiting beside the model
-  // (CostModel::spare_workers) time a share of each request side by side, so while they wait the batch
+  // (Measurement::spare_workers) time a share of each request side by side, so while they wait the batch
   // grows by theirs: stages a better one among them then prunes were timed on otherwise idle GPUs.
   Status ask_ahead(const std::vector<Candidate>& candidates, size_t from, double bound, Request& request);
 

@@ -118,14 +118,14 @@ class ProgressReporter {
   SearchProgress progress_;
 };
 
-// Each worker's rank among the workers of its device (CostModel::timing_device; a model without one is a device of its
-// own), and the number of devices.
+// Each worker's rank among the workers of its device (Measurement::timing_device; a model without one is a device of
+// its own), and the number of devices.
 std::pair<std::vector<size_t>, size_t> device_ranks(const std::vector<CostModel*>& models) {
   std::map<std::string, size_t> seen;
   std::vector<size_t> rank;
   size_t devices = 0;
-  for (const CostModel* m : models) {
-    const std::string device = m->timing_device();
+  for (CostModel* m : models) {
+    const std::string device = timing_device(*m);
     const size_t r = device.empty() ? 0 : seen[device]++;
     rank.push_back(r);
     devices += r == 0;

@@ -13,7 +13,7 @@ std::vector<CostModel*> one_per_device(const std::vector<CostModel*>& models) {
   std::vector<CostModel*> out;
   std::set<std::string> seen;
   for (CostModel* m : models) {
-    const std::string device = m->timing_device();
+    const std::string device = timing_device(*m);
     if (device.empty() || seen.insert(device).second) out.push_back(m);
   }
   return out;

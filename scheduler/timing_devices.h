@@ -10,7 +10,7 @@
 
 namespace ios::sched {
 
-// The first model of each device (CostModel::timing_device), in order; a model without a device is one of its own.
+// The first model of each device (Measurement::timing_device), in order; a model without a device is one of its own.
 std::vector<CostModel*> one_per_device(const std::vector<CostModel*>& models);
 
 struct Chunk {

@@ -173,9 +173,10 @@ TEST(Dataflow, RefineBarriersTriesEveryImprovingToggleAtOnce) {
 }
 
 // A GPU of its own with `inner`'s figures, counting the segments it was asked.
-class DeviceModel : public CostModel {
+class DeviceModel : public CostModel, public Measurement {
  public:
   DeviceModel(CostModel& inner, std::string device) : inner_(inner), device_(std::move(device)) {}
+  Measurement* measurement() override { return this; }
   std::string name() const override { return "device"; }
   std::string timing_device() const override { return device_; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int batch) override {

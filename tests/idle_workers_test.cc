@@ -6,8 +6,9 @@ namespace {
 
 // Answers signature_latency, records what it timed (and each request's size), and can be told to hold each
 // request until another model has been asked (so that a waiting worker surely takes a piece) or to fail.
-class GatedModel : public CostModel {
+class GatedModel : public CostModel, public Measurement {
  public:
+  Measurement* measurement() override { return this; }
   std::string name() const override { return "gated"; }
   Expected<double> stage_latency_ms(const ir::Graph& g, const Stage& st, int) override {
     return signature_latency(g, st);
@@ -96,7 +97,7 @@ TEST(IdleWorkers, AWaitingWorkerTimesPiecesOfAnotherWorkersRequestAndTheAnswersK
   pool.add(idle);
   pool.open();
   auto helper = std::make_unique<Serving>(pool, 1);
-  EXPECT_EQ(asker.spare_workers(), 1u);
+  EXPECT_EQ(spare_workers(asker), 1u);
   const std::vector<Stage> stages = single_op_stages(24);
   auto ms = asker.stage_latencies_ms(*g, stages, 1);
   helper.reset();  // closes the pool
@@ -111,7 +112,7 @@ TEST(IdleWorkers, AWaitingWorkerTimesPiecesOfAnotherWorkersRequestAndTheAnswersK
   EXPECT_FALSE(idle.timed.empty());
   EXPECT_EQ(pool.stats().chunks_lent, int64_t(idle.pieces.size()));
   EXPECT_EQ(pool.stats().stages_lent, int64_t(idle.timed.size()));
-  EXPECT_EQ(asker.spare_workers(), 0u) << "closed";
+  EXPECT_EQ(spare_workers(asker), 0u) << "closed";
 }
 
 TEST(IdleWorkers, PiecesShrinkAsFewerStagesAreLeftDownToTheLeastPiece) {
@@ -167,9 +168,9 @@ TEST(IdleWorkers, OnlyWorkersOnAnotherLaneHelp) {
   pool.add(other_gpu);
   pool.open();
   Serving on_same_gpu(pool, 1);
-  EXPECT_EQ(asker.spare_workers(), 0u) << "its sibling on the same GPU counted";
+  EXPECT_EQ(spare_workers(asker), 0u) << "its sibling on the same GPU counted";
   Serving on_other_gpu(pool, 2);
-  EXPECT_EQ(asker.spare_workers(), 1u);
+  EXPECT_EQ(spare_workers(asker), 1u);
   const std::vector<Stage> stages = single_op_stages(24);
   auto ms = asker.stage_latencies_ms(*g, stages, 1);
   ASSERT_TRUE(ms) << ms.status().to_string();
@@ -188,7 +189,7 @@ TEST(IdleWorkers, ASiblingOutOfPartsHelpsWithLargeRequestsOnly) {
   pool.add(sibling);
   pool.open();
   Serving on_same_gpu(pool, 1);
-  EXPECT_EQ(asker.spare_workers(), 0u) << "the DP's batch grew for a sibling";
+  EXPECT_EQ(spare_workers(asker), 0u) << "the DP's batch grew for a sibling";
   const size_t n = IdleWorkers::kSiblingMinStages;
   auto small = asker.stage_latencies_ms(*g, single_op_stages(int(n - 1)), 1);
   ASSERT_TRUE(small) << small.status().to_string();
@@ -212,9 +213,9 @@ TEST(IdleWorkers, WorkersHelpOnlyOnceEveryWorkerOfTheirGpuIsOutOfParts) {
   pool.add(still_searching);
   pool.open();
   Serving first(pool, 1);
-  EXPECT_EQ(asker.spare_workers(), 0u) << "its GPU still searches a part";
+  EXPECT_EQ(spare_workers(asker), 0u) << "its GPU still searches a part";
   Serving second(pool, 2);
-  EXPECT_EQ(asker.spare_workers(), 2u);
+  EXPECT_EQ(spare_workers(asker), 2u);
 }
 
 TEST(IdleWorkers, AWaitingWorkersErrorReachesTheAsker) {
@@ -265,8 +266,10 @@ TEST(IdleWorkers, LimitsTravelWithTheirStages) {
 TEST(IdleWorkers, SpareWorkersMakeTheDpAskMoreStagesAtOnceForTheSameSchedule) {
   auto g = models::inception_v3();
   ASSERT_TRUE(g);
-  class Spare : public BatchRecordingModel {
+  class Spare : public BatchRecordingModel, public Measurement {
    public:
+    Measurement* measurement() override { return this; }
+    std::string timing_device() const override { return ""; }
     size_t spare_workers() const override { return spare; }
     size_t spare = 0;
   };
@@ -318,7 +321,7 @@ TEST(IdleWorkers, ASearchWithWorkersLentGivesOneWorkersScheduleAndMeasuresEachSt
     asked.insert(asked.end(), a.begin(), a.end());
   }
   EXPECT_EQ(std::set<std::string>(asked.begin(), asked.end()).size(), asked.size()) << "a stage was measured twice";
-  EXPECT_EQ(cache.spare_workers(), 0u) << "the search closed the pool";
+  EXPECT_EQ(spare_workers(cache), 0u) << "the search closed the pool";
 }
 
 TEST(IdleWorkers, APoolOfAnotherSizeThanTheWorkersIsAnError) {

@@ -84,9 +84,10 @@ TEST(PartSearch, WithNoMorePartsThanWorkersThePartsGoOneToEachGpuBeforeAnyGpuGet
   auto alone = optimize(*g, OptimizeOptions{}, table);
   ASSERT_TRUE(alone);
   const size_t parts = alone->parts - alone->parts_reused;
-  class OnDevice : public TableCostModel {
+  class OnDevice : public TableCostModel, public Measurement {
    public:
     explicit OnDevice(std::string device) : TableCostModel(signature_latency), device_(std::move(device)) {}
+    Measurement* measurement() override { return this; }
     std::string timing_device() const override { return device_; }
     Expected<double> stage_latency_ms(const ir::Graph& graph, const Stage& st, int batch) override {
       std::this_thread::sleep_for(std::chrono::microseconds(200));  // a part takes long enough to be seen
