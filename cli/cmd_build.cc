@@ -31,6 +31,7 @@ Expected<ios::engine::BuildOptions> build_options(const BuildArgs& a) {
   RETURN_IF_ERROR(a.opt.compile_ahead_processes().status());
   o.timing_rule = a.opt.timing_rule();
   o.dataflow_segment = a.opt.dataflow_segment;
+  o.resources = a.opt.resources;
   Expected<std::vector<ios::sched::ExecMode>> modes = ios::engine::parse_exec_modes(a.exec);
   if (!modes) return modes.status().with_context("--exec");
   o.exec_modes = *modes;

@@ -12,6 +12,7 @@
 #include "common/file_io.h"
 #include "engine/engine.h"
 #include "engine/network.h"
+#include "engine/search.h"
 #include "frontends/onnx/onnx_import.h"
 #include "ir/json_io.h"
 #include "ir/weights.h"
@@ -53,9 +54,7 @@ struct Report {
   }
 };
 
-inline bool is_dp(ios::sched::Policy p) {
-  return p == ios::sched::Policy::kDpBoth || p == ios::sched::Policy::kDpParallel || p == ios::sched::Policy::kDpMerge;
-}
+using ios::sched::is_dp;
 
 // A network and, where the source has them, its own weights (ONNX initializers, --weights); other
 // networks run with the seeded weights of ir/weights.h.
@@ -122,22 +121,14 @@ struct OptimizeArgs {
   std::string compile_ahead = "auto";
   bool verbose = false;
   std::string out;
-  std::string stage_cache;
   ios::sched::StageTimingRule stage_timing;
   std::optional<double> one_round_margin;  // --one-round-margin; unset: the rule's
   std::string prefetch_weights = "off";    // off | on | auto
   int prefetch_ahead = 1;
   bool measure_schedule = true;
-  bool stage_marginals = false;  // ios optimize --stage-marginals
-  int dataflow_segment = -1;     // -1: by cost model (see --dataflow-segment)
-  std::string devices = "0";
-  // Unset: kDefaultWorkersPerGpu for a measured DP search. Two workers on one H100 searched NasNet fp32
-  // 1.31x faster than one (13.4-14.6 s against 18.0-18.3 s) and Inception V3 tf32 at 0.96x (2.6-2.8 against
-  // 2.4-2.9 s); their schedules ran as fast (NasNet 7.32-7.35 against 7.31-7.37 ms staged, 7.29-7.36 against
-  // 7.20-7.29 dataflow; Inception V3 0.523-0.531 against 0.527-0.534 ms),
-  // experiments/results/h100/workers_s33/.
-  std::optional<int> workers_per_gpu;
-  static constexpr int kDefaultWorkersPerGpu = 2;
+  bool stage_marginals = false;            // ios optimize --stage-marginals
+  int dataflow_segment = -1;               // -1: by cost model (see --dataflow-segment)
+  ios::engine::SearchResources resources;  // --devices, --workers-per-gpu, --stage-cache
   ios::sched::OptimizeOptions options;
   bool quiet = false;
   Report report;
@@ -190,7 +181,7 @@ struct OptimizeArgs {
                     "tuned, where the engine setting compiles at run time (tf32, fp16, bf16): 0 (none) | N | auto "
                     "(half the cores, at most 8; none where every kernel is in the cache file)")
         ->capture_default_str();
-    cmd->add_option("--stage-cache", stage_cache, "JSON file persisting stage latencies between runs");
+    cmd->add_option("--stage-cache", resources.stage_cache, "JSON file persisting stage latencies between runs");
     cmd->add_option_function<std::string>(
            "--stage-timing",
            [this](const std::string& text) {
@@ -201,13 +192,14 @@ struct OptimizeArgs {
            ios::sched::kStageTimingHelp)
         ->default_str("adaptive");
     cmd->add_option(
-           "--devices", devices,
+           "--devices", resources.devices,
            "measured cost model: GPUs that time stages, all or a list (0,1,...); --workers-per-gpu DP workers each")
         ->capture_default_str();
-    cmd->add_option("--workers-per-gpu", workers_per_gpu,
+    cmd->add_option("--workers-per-gpu", resources.workers_per_gpu,
                     "measured cost model: DP workers per GPU; they build stages side by side and take turns "
                     "timing them")
-        ->default_str(std::to_string(kDefaultWorkersPerGpu) + " for a measured DP search, else 1")
+        ->default_str(std::to_string(ios::engine::SearchResources::kDefaultWorkersPerGpu) +
+                      " for a measured DP search, else 1")
         ->check(CLI::Range(1, 16));
     cmd->add_option("--search-budget", options.max_transitions,
                     "DP transitions one part may consider; a part past it is split in halves (noted)")

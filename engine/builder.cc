@@ -92,7 +92,18 @@ Expected<sched::Schedule> Builder::search(const ir::Graph& g, const ir::Weights&
   RETURN_IF_ERROR(attach_opara_profile(g, w, search));
   search.dataflow_segment =
       options_.dataflow_segment >= 0 ? options_.dataflow_segment : sched::default_dataflow_segment(model->name());
-  ASSIGN_OR_RETURN(sched::OptimizeResult result, sched::optimize(g, search, *model));
+  SearchSetupOptions setup;
+  setup.config = config_;
+  setup.rule = options_.timing_rule;
+  setup.resources = options_.resources;
+  setup.dp = sched::is_dp(search.policy);
+  setup.new_context = [this] {
+    return make_gpu_context(config_, options_.conv_engine, options_.own_kernels, options_.kernel_cache,
+                            options_.verbose);
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<Search> searcher, Search::create(std::move(model), setup));
+  ASSIGN_OR_RETURN(sched::OptimizeResult result, searcher->run(g, search));
+  RETURN_IF_ERROR(searcher->save_cache());
   result.schedule.meta.precision = config_.precision();
   result.schedule.meta.layout = layout_name(config_.layout);
   if (label) *label = schedule_label(search);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/plan_file.h"
+#include "engine/search.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/policies.h"
 #include "scheduler/stage_timing.h"
@@ -48,6 +49,7 @@ struct BuildOptions {
   std::string cost_model = "auto";  // analytic | measured | auto (measured on a GPU)
   sched::StageTimingRule timing_rule;
   int dataflow_segment = -1;  // -1: the cost model's default (sched::default_dataflow_segment)
+  SearchResources resources;  // the GPUs and workers a measured DP search times on, its stage cache file
   // Ways to execute the schedule: with more than one of any, every combination is built and timed on the
   // GPU (3 interleaved rounds of 100 replays) and the fastest is kept.
   std::vector<sched::ExecMode> exec_modes{sched::ExecMode::kStaged};

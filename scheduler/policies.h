@@ -21,6 +21,8 @@ enum class Policy { kSequential, kGreedy, kDpMerge, kDpParallel, kDpBoth, kOpara
 Expected<Policy> parse_policy(const std::string& name);
 std::string policy_flag_name(Policy p);     // dp_parallel_merge, ...
 std::string policy_display_name(Policy p);  // IOS-Both, ... (IOS's log names)
+// IOS's dynamic programs (merge, parallel, both): the policies that search stages and spread over workers.
+inline bool is_dp(Policy p) { return p == Policy::kDpBoth || p == Policy::kDpParallel || p == Policy::kDpMerge; }
 
 struct OptimizeOptions {
   Policy policy = Policy::kDpBoth;

@@ -348,6 +348,16 @@ TEST(Cli, BuildSavesAPlanThatRunRunsAsTheNetwork) {
     EXPECT_NE(ignored.out.find(flag.substr(0, flag.find(' ')) + " applies to the GPU only"), std::string::npos)
         << ignored.out;
   }
+  // the builder's search keeps its stage figures in --stage-cache, as ios optimize's does, and reuses them
+  const Result cached =
+      ios("build --model squeezenet --device cpu --stage-cache " + dir + "/stages.json --save " + dir + "/cached.plan");
+  ASSERT_EQ(cached.code, 0) << cached.out;
+  std::ifstream stages(dir + "/stages.json");
+  const std::string stage_text((std::istreambuf_iterator<char>(stages)), {});
+  EXPECT_NE(stage_text.find("\"key\":\"analytic|fp32/nchw/b1|"), std::string::npos) << stage_text.substr(0, 200);
+  const Result spread = ios("build --model squeezenet --device cpu --devices 0,1 --save " + dir + "/spread.plan");
+  EXPECT_EQ(spread.code, 1);
+  EXPECT_NE(spread.out.find("--devices spreads a measured DP search"), std::string::npos) << spread.out;
   const Result no_save = ios("build --model squeezenet --device cpu");
   EXPECT_NE(no_save.code, 0);
   EXPECT_NE(no_save.out.find("--save"), std::string::npos) << no_save.out;

@@ -66,6 +66,9 @@ def build(
     search_budget: Optional[int] = None,
     memory_budget: Optional[float] = None,
     stage_timing: Optional[str] = None,
+    stage_cache: Optional[PathLike] = None,
+    devices: Optional[str] = None,
+    workers_per_gpu: Optional[int] = None,
     weights: Optional[PathLike] = None,
     schedule: Optional[PathLike] = None,
     verbose: bool = False,
@@ -99,6 +102,9 @@ def build(
         ``"none"``: not persisted.
       max_part_size, search_budget, memory_budget: the DP's limits (``ios build --help``).
       stage_timing: how the measured cost model times a stage (``ios build --help``).
+      stage_cache: a JSON file keeping the search's stage figures between builds (None: not kept).
+      devices, workers_per_gpu: a measured DP search spread over these GPUs (``"all"`` or ``"0,1"``), with
+        this many workers on each (None: ``ios build``'s defaults).
       weights: a weights file for a graph file or model name (an ONNX file brings its own).
       schedule: a schedule file to use instead of searching.
       verbose: report each convolution's engine and every fallback on stderr.
@@ -124,6 +130,9 @@ def build(
         search_budget=search_budget,
         memory_budget=memory_budget,
         stage_timing=stage_timing,
+        stage_cache=os.fspath(stage_cache) if stage_cache is not None else None,
+        devices=devices,
+        workers_per_gpu=workers_per_gpu,
         verbose=verbose,
     )
     weights_path = os.fspath(weights) if weights is not None else ""

@@ -85,6 +85,9 @@ const std::map<std::string, Setter>& setters() {
          o.kernel_cache = path == "none" ? "" : path;
        }},
       {"verbose", [](auto& o, auto& k, auto v) { o.verbose = flag(k, v); }},
+      {"stage_cache", [](auto& o, auto& k, auto v) { o.resources.stage_cache = text(k, v); }},
+      {"devices", [](auto& o, auto& k, auto v) { o.resources.devices = text(k, v); }},
+      {"workers_per_gpu", [](auto& o, auto& k, auto v) { o.resources.workers_per_gpu = bounded(k, v, 1, 16); }},
   };
   return table;
 }

@@ -56,6 +56,15 @@ def test_builtin_model_with_every_policy_schedules_and_runs():
     assert "inception_v3" in dict(ios.models())
 
 
+def test_the_search_keeps_its_stage_figures_in_the_stage_cache_file(tmp_path):
+    cache = tmp_path / "stages.json"
+    ios.build("ios_sample", device="cpu", cost_model="analytic", stage_cache=cache)
+    text = cache.read_text()
+    assert '"key":"analytic|' in text and '"stages":{' in text
+    with pytest.raises(ios.Error, match="spreads a measured DP search"):
+        ios.build("ios_sample", device="cpu", cost_model="analytic", devices="0,1")
+
+
 def test_batch_is_the_engines():
     engine = ios.build("ios_sample", device="cpu", batch=3)
     assert engine.batch == 3 and engine.input_shape[0] == 3 and engine.output_shape[0] == 3
