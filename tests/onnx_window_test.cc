@@ -91,6 +91,55 @@ TEST(OnnxConv, AsymmetricPadsRunAsAPadBeforeTheConvolution) {
   expect_near(run(model, iota(16)), {54, 45, 72, 54});
 }
 
+// nn.ZeroPad2d before a convolution: the convolution pads the tensor itself, and no padded copy is made.
+// Where the sum is asymmetric the convolution's one pad op takes it; a Pad with another reader, a non-zero
+// fill or a convolution of auto_pad (sized by the padded input) stays a pad op.
+TEST(OnnxConv, AZeroPadBeforeAConvolutionIsTakenIntoItsPadding) {
+  const auto wt = iota(2 * 1 * 9, -4.f);
+  auto padded = [&](std::vector<int64_t> pads, std::vector<int64_t> conv_pads, float fill = 0.f) {
+    Model m;
+    m.input("x", {1, 1, 5, 5}).output("y").init("w", {2, 1, 3, 3}, wt).init_ints("pads", pads).init("v", {}, {fill});
+    m.node("Pad", {"x", "pads", "v"}, {"p"}, "pad");
+    set_ints(m.node("Conv", {"p", "w"}, {"y"}, "conv"), "pads", conv_pads);
+    return m;
+  };
+  const auto x = iota(25, -12.f);
+  const auto folded = imported(padded({0, 0, 1, 1, 0, 0, 1, 1}, {1, 0, 1, 0}));
+  ASSERT_EQ(folded.graph.op_count(), 1) << "the pad is the convolution's";
+  const auto& conv = folded.graph.node(1).attrs<ir::ConvAttrs>();
+  EXPECT_EQ(std::make_pair(conv.ph, conv.pw), std::make_pair(2, 1));
+  // rows padded by 2 (1 + 1), columns by 1: a 7 x 5 output
+  auto bigger = [&](int ph, int pw) {
+    Model m;
+    m.input("x", {1, 1, 5, 5}).output("y").init("w", {2, 1, 3, 3}, wt);
+    set_ints(m.node("Conv", {"x", "w"}, {"y"}), "pads", {ph, pw, ph, pw});
+    return run(imported(m), x);
+  };
+  expect_near(run(folded, x), bigger(2, 1), 1e-4f);
+  // (1, 0) before and (0, 1) after: one pad op, as the convolution's own asymmetric pads would be
+  const auto asymmetric = imported(padded({0, 0, 1, 0, 0, 0, 0, 1}, {0, 0, 0, 0}));
+  EXPECT_EQ(asymmetric.graph.op_count(), 2);
+  // a fill of 2: the pad stays, and the result is the padded tensor's
+  const auto filled = imported(padded({0, 0, 1, 1, 0, 0, 1, 1}, {0, 0, 0, 0}, 2.f));
+  ASSERT_EQ(filled.graph.op_count(), 2);
+  EXPECT_EQ(filled.graph.node(1).attrs<ir::PadAttrs>().value, 2.f);
+  auto pads_in = [](const ImportedModel& model) {
+    int n = 0;
+    for (const auto& node : model.graph.nodes) n += std::holds_alternative<ir::PadAttrs>(node.op);
+    return n;
+  };
+  Model read_twice = padded({0, 0, 1, 1, 0, 0, 1, 1}, {0, 0, 0, 0});
+  read_twice.node("Conv", {"p", "w"}, {"y2"});
+  read_twice.node("Add", {"y", "y2"}, {"s"});
+  read_twice.graph()->mutable_output(0)->set_name("s");
+  EXPECT_EQ(pads_in(imported(read_twice)), 1);
+  Model auto_padded = padded({0, 0, 1, 1, 0, 0, 1, 1}, {0, 0, 0, 0});
+  auto* conv_node = auto_padded.graph()->mutable_node(1);
+  conv_node->mutable_attribute()->Clear();
+  set_string(*conv_node, "auto_pad", "SAME_UPPER");
+  EXPECT_EQ(pads_in(imported(auto_padded)), 1);
+}
+
 struct TransposedCase {
   int in_c, out_c, group, k, s;
   std::vector<int64_t> pads, output_padding;

@@ -26,6 +26,13 @@ namespace ios::onnx_import::detail {
 
 using ir::NodeId;
 
+// Padding before and after each spatial axis of a convolution or pooling, as ONNX gives it.
+struct Pads {
+  int top = 0, left = 0, bottom = 0, right = 0;
+  bool symmetric() const { return top == bottom && left == right; }
+  bool none() const { return top == 0 && left == 0 && bottom == 0 && right == 0; }
+};
+
 // An activation tensor as the IR reads it: terms concatenated on channels, each a sum of values.
 // Sums and concats stay lazy until an op needs one node (the IR reads them in its inputs).
 struct Activation {
@@ -48,12 +55,9 @@ struct Activation {
   // An Expand of a pooled tensor to (N, C, expand_h, expand_w): only an element-wise product reads it, as
   // a per-channel factor.
   int expand_h = 0, expand_w = 0;
-};
-
-// Padding before and after each spatial axis of a convolution or pooling, as ONNX gives it.
-struct Pads {
-  int top = 0, left = 0, bottom = 0, right = 0;
-  bool symmetric() const { return top == bottom && left == right; }
+  // A zero Pad of these terms whose one reader is a convolution: that convolution pads them itself
+  // (Importer::pad_folds), so the padded copy is never made.
+  Pads conv_pad = {};
 };
 
 inline Status bad(const std::string& msg) { return error(ErrorCode::kInvalidArgument, msg); }
@@ -123,6 +127,7 @@ class Importer {
   Status transpose(const onnx::NodeProto& n);
   Status layer_norm(const onnx::NodeProto& n);
   Status pad(const onnx::NodeProto& n);
+  bool pad_folds(const onnx::NodeProto& n, const ir::PadAttrs& a) const;
   Status depth_space(const onnx::NodeProto& n);
   Status block_move(const onnx::NodeProto& n);
   Status emit_block_move(const onnx::NodeProto& n, const Activation& x, const ir::SpaceDepthAttrs& a);
@@ -207,9 +212,10 @@ class Importer {
   ir::Weights w_;
   std::unordered_map<std::string, Constant> consts_;
   std::unordered_map<std::string, Activation> acts_;
-  std::unordered_map<std::string, int> uses_;  // readers of each tensor name (the graph output counts)
-  std::vector<int> pending_;                   // per IR node: reads still to come through any tensor
-  std::vector<bool> read_;                     // per IR node: an emitted node reads it (it can no longer change)
+  std::unordered_map<std::string, int> uses_;                  // readers of each tensor name (the graph output counts)
+  std::unordered_map<std::string, std::vector<int>> readers_;  // the nodes_ indices reading each node output
+  std::vector<int> pending_;                                   // per IR node: reads still to come through any tensor
+  std::vector<bool> read_;  // per IR node: an emitted node reads it (it can no longer change)
   // Per IR node ending a transposed convolution (its block move or crop): its phases convolution, whose
   // s*s output channels per channel take what folds into the transposed convolution.
   std::unordered_map<NodeId, FoldTarget> transposed_;

@@ -448,7 +448,7 @@ Expected<std::vector<const onnx::NodeProto*>> Importer::live_nodes_in_order() {
   // Kahn's algorithm, lowest file position first. Reads are counted here, before any tensor is defined,
   // so that define() knows every tensor's readers.
   std::vector<int> waiting(size_t(int(nodes_.size())), 0);
-  std::unordered_map<std::string, std::vector<int>> readers;
+  std::unordered_map<std::string, std::vector<int>>& readers = readers_;
   for (int i = 0; i < int(nodes_.size()); ++i) {
     if (!live[size_t(i)]) continue;
     for (const auto& in : nodes_[size_t(i)].input()) {

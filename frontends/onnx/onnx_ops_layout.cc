@@ -143,9 +143,32 @@ Status Importer::pad(const onnx::NodeProto& n) {
     a.value = value->floats[0];
   }
   consume(*x);
+  if (pad_folds(n, a)) {
+    ++counts_["zero Pads taken into the next convolution's padding"];
+    Activation padded{x->terms};
+    padded.conv_pad = Pads{a.top, a.left, a.bottom, a.right};
+    define(n.output(0), std::move(padded));
+    return Status::ok();
+  }
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), a, x->terms));
   define(n.output(0), Activation{{{v}}});
   return Status::ok();
+}
+
+// A zero Pad whose one reader is a 2-D convolution with explicit pads (auto_pad would size its padding by the
+// padded input) is that convolution's padding: the convolution pads the unpadded tensor itself.
+bool Importer::pad_folds(const onnx::NodeProto& n, const ir::PadAttrs& a) const {
+  if (a.mode != ir::PadMode::kConstant || a.value != 0.f || a.top < 0 || a.left < 0 || a.bottom < 0 || a.right < 0)
+    return false;
+  auto readers = readers_.find(n.output(0));
+  if (uses(n.output(0)) != 1 || readers == readers_.end() || readers->second.size() != 1) return false;
+  const onnx::NodeProto& r = nodes_[size_t(readers->second[0])];
+  if (r.op_type() != "Conv" || !(r.domain().empty() || r.domain() == "ai.onnx") || r.input_size() < 2 ||
+      r.input(0) != n.output(0))
+    return false;
+  auto w = consts_.find(r.input(1));
+  Expected<std::string> auto_pad = Attributes(r).get_string("auto_pad", "NOTSET");
+  return w != consts_.end() && w->second.dims.size() == 4 && auto_pad && *auto_pad == "NOTSET";
 }
 
 // DepthToSpace (mode DCR or CRD) and SpaceToDepth (block-major channels) of an NCHW tensor.

@@ -89,6 +89,7 @@ Status Importer::conv(const onnx::NodeProto& n) {
   ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
   ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
   ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1}, s, false));
+  p.top += x->conv_pad.top, p.left += x->conv_pad.left, p.bottom += x->conv_pad.bottom, p.right += x->conv_pad.right;
   const int64_t out_channels = w->dims[0];
   ir::ParamTensor params{take_floats(n, 1), {}};
   if (has_input(n, 2)) {
