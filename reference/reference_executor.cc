@@ -68,6 +68,16 @@ void pool_forward(const ir::PoolAttrs& p, const Tensor& in, Tensor& out) {
           // PyTorch semantics: with count_include_pad, padded cells count in the average but windows
           // that stick out past the padding (ceil mode) do not; without it only input cells count.
           int y0 = oy * sh - ph, x0 = ox * sw - pw;
+          if (p.dilated()) {  // max only: every tap inside the input
+            double m = -std::numeric_limits<double>::infinity();
+            for (int i = 0; i < kh; ++i)
+              for (int j = 0; j < kw; ++j) {
+                const int y = y0 + i * p.dh, x = x0 + j * p.dw;
+                if (y >= 0 && y < is.h && x >= 0 && x < is.w) m = std::max(m, double(src[y * is.w + x]));
+              }
+            dst[oy * os.w + ox] = static_cast<float>(m);
+            continue;
+          }
           int y1 = std::min(y0 + kh, is.h + ph), x1 = std::min(x0 + kw, is.w + pw);
           const int padded_area = (y1 - y0) * (x1 - x0);
           y0 = std::max(y0, 0), x0 = std::max(x0, 0), y1 = std::min(y1, is.h), x1 = std::min(x1, is.w);

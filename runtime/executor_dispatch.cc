@@ -64,7 +64,7 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                                         lane.workspace, s);
                      return Status::ok();
                    }
-                   const PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, is_max, a.count_include_pad};
+                   const PoolParams pp{a.kh, a.kw, a.sh, a.sw, a.ph, a.pw, a.dh, a.dw, is_max, a.count_include_pad};
                    launch_pool(cfg.dtype, dev(st.src), dev(st.dst), extent(st.in.c, st.out),
                                PoolShape{st.in.h, st.in.w, st.out.h, st.out.w}, pp, s);
                    return Status::ok();

@@ -139,6 +139,17 @@ __global__ void pool_kernel(DevTensor in, DevTensor out, Extent e, PoolShape s, 
     const int oy = k.p / s.out_w, ox = k.p % s.out_w;
     const T* src = static_cast<const T*>(in.data) + k.b * in.n + k.c * in.c_stride;
     int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
+    if (p.dh != 1 || p.dw != 1) {  // dilated: max only (ir::PoolAttrs), every tap inside the input
+      float m = -FLT_MAX;
+      for (int i = 0; i < p.kh; ++i)
+        for (int j = 0; j < p.kw; ++j) {
+          const int y = y0 + i * p.dh, x = x0 + j * p.dw;
+          if (y >= 0 && y < s.in_h && x >= 0 && x < s.in_w)
+            m = fmaxf(m, to_float(src[(static_cast<long long>(y) * s.in_w + x) * in.p_stride]));
+        }
+      at<T>(out, k) = from_float<T>(m);
+      continue;
+    }
     int y1 = min(y0 + p.kh, s.in_h + p.ph), x1 = min(x0 + p.kw, s.in_w + p.pw);
     const int padded_area = (y1 - y0) * (x1 - x0);
     y0 = max(y0, 0), x0 = max(x0, 0), y1 = min(y1, s.in_h), x1 = min(x1, s.in_w);

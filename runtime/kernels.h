@@ -52,6 +52,7 @@ void launch_scale_bias_act(DataType t, const DevTensor& x, const DevTensor& y, c
 
 struct PoolParams {
   int kh, kw, sh, sw, ph, pw;
+  int dh, dw;  // max pooling's dilation (1: adjacent taps)
   bool is_max;
   bool count_include_pad;
 };

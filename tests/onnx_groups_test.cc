@@ -24,12 +24,6 @@ std::vector<float> sample_input(int channels) {
   return x;
 }
 
-std::string import_error(const Model& m) {
-  auto r = m.import();
-  EXPECT_FALSE(r);
-  return r ? "" : r.status().message();
-}
-
 onnx::NodeProto& reduce(Model& m, const std::string& op, const std::string& in, const std::string& out,
                         std::vector<int64_t> axes, int64_t keepdims) {
   onnx::NodeProto* n;

@@ -43,12 +43,6 @@ std::vector<float> group_norm(const std::vector<float>& x, int groups, const std
   return y;
 }
 
-std::string import_error(const Model& m) {
-  auto r = m.import();
-  EXPECT_FALSE(r);
-  return r ? "" : r.status().message();
-}
-
 TEST(OnnxNorm, InstanceNormalizationIsAGroupNormOfOneChannelAGroup) {
   const std::vector<float> scale = {1.f, 2.f, -0.5f, 3.f}, shift = {0.f, 1.f, 2.f, -1.f};
   Model m;

@@ -19,12 +19,6 @@ using namespace testing_model;
 
 const std::vector<float> k2x2 = {1, 2, 3, 4};
 
-std::string import_error(const Model& m) {
-  auto r = m.import();
-  EXPECT_FALSE(r);
-  return r ? "" : r.status().message();
-}
-
 TEST(OnnxResize, NearestScalesAsPyTorchExportsThem) {
   Model m;
   m.input("x", {1, 1, 2, 2}).output("y").init("scales", {4}, {1, 1, 2, 2});
@@ -280,6 +274,27 @@ TEST(OnnxFold, TrainingModeBatchNormAndSlicesOfInitializersAreEvaluatedAtImport)
   const ImportedModel model = imported(m);
   EXPECT_EQ(model.graph.op_count(), 1);
   expect_near(run(model, {2.f, 5.f}), {3.f, 3.f}, 1e-4f);  // both rows become (-1, 1)
+}
+
+// expand_as as the TorchScript exporter writes it (FRN, EvoNorm): Expand's target is
+// Where(Equal(shape, -1), 1, shape), constants only, evaluated at import.
+TEST(OnnxFold, EqualAndWhereOfConstantsAreEvaluatedAtImport) {
+  Model m;
+  m.input("x", {1, 2, 2, 2}).output("y");
+  m.init_ints("target", {-1, -1, 2, 2}).init_ints("ones", {1, 1, 1, 1}).init_ints("minus", {-1, -1, -1, -1});
+  m.node("Equal", {"target", "minus"}, {"unset"});
+  m.node("Where", {"unset", "ones", "target"}, {"shape"});
+  auto& mean = m.node("ReduceMean", {"x"}, {"p"});
+  set_ints(mean, "axes", {2, 3});
+  m.node("Expand", {"p", "shape"}, {"e"});
+  m.node("Mul", {"x", "e"}, {"y"});
+  const ImportedModel model = imported(m);
+  // channel 0 is 1..4 (mean 2.5), channel 1 is 5..8 (mean 6.5)
+  expect_near(run(model, iota(8)), {2.5f, 5.f, 7.5f, 10.f, 32.5f, 39.f, 45.5f, 52.f});
+  Model computed;  // Where of an activation is not shape arithmetic
+  computed.input("x", {1, 1, 1, 2}).output("y").init_ints("c", {1}).init("a", {1}, {0.f});
+  computed.node("Where", {"c", "x", "a"}, {"y"});
+  EXPECT_NE(import_error(computed).find("Where is supported only on constants"), std::string::npos);
 }
 
 TEST(OnnxFold, TransposedInitializersAreEvaluatedAtImport) {

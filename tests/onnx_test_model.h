@@ -138,6 +138,13 @@ inline ImportedModel imported(const Model& m) {
   return r ? std::move(*r) : ImportedModel{};
 }
 
+// The message of a model that must not import.
+inline std::string import_error(const Model& m) {
+  auto r = m.import();
+  EXPECT_FALSE(r);
+  return r ? "" : r.status().message();
+}
+
 inline std::vector<float> run(const ImportedModel& m, std::vector<float> input, int batch = 1) {
   if (m.graph.nodes.empty()) {
     ADD_FAILURE() << "no model to run (its import failed)";

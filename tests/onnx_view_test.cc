@@ -43,12 +43,6 @@ std::vector<float> eca(const std::vector<float>& x, const std::vector<float>& ta
   return y;
 }
 
-std::string import_error(const Model& m) {
-  auto r = m.import();
-  EXPECT_FALSE(r);
-  return r ? "" : r.status().message();
-}
-
 onnx::NodeProto& conv1d(Model& m, const std::string& in, const std::string& w, const std::string& out,
                         std::vector<int64_t> pads, const std::string& bias = "") {
   std::vector<std::string> inputs{in, w};

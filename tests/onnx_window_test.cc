@@ -285,6 +285,23 @@ TEST(OnnxPool, AveragePoolHonoursCountIncludePad) {
   }
 }
 
+// MaxPool's dilations (PyTorch's MaxPool2d(dilation=...)) spread its taps; AveragePool's are refused by name.
+TEST(OnnxPool, DilatedMaxPoolTakesSpreadTaps) {
+  auto pooled = [](const char* op) {
+    Model m;
+    m.input("x", {1, 1, 3, 5}).output("y");
+    auto& n = m.node(op, {"x"}, {"y"}, "pool");
+    set_ints(n, "kernel_shape", {2, 2});
+    set_ints(n, "dilations", {2, 3});
+    set_ints(n, "pads", {1, 1, 1, 1});
+    return m;
+  };
+  const auto model = imported(pooled("MaxPool"));
+  EXPECT_EQ(model.graph.output_shape(), (ir::Shape{1, 3, 4}));
+  expect_near(run(model, iota(15)), {8, 9, 10, 8, 13, 14, 15, 13, 8, 9, 10, 8});
+  EXPECT_NE(import_error(pooled("AveragePool")).find("'dilations' is supported for MaxPool only"), std::string::npos);
+}
+
 // Padded cells of an asymmetric max pooling never win, even over negative values.
 TEST(OnnxPool, AsymmetricPadsOfAMaxPoolFillBelowEveryValue) {
   Model m;

@@ -71,6 +71,8 @@ inline std::vector<OpGraphCase> op_graph_cases() {
           [](GraphBuilder& b, Value x) { return b.conv(x, Conv(6).kernel(5).pad(2).grouped(6).act(Act::kNone)); }),
       one("ConvOnASlice", [](GraphBuilder& b, Value x) { return b.conv(x.slice(1, 4), Conv(4).kernel(1)); }),
       one("MaxPoolCeil", [](GraphBuilder& b, Value x) { return b.pool(x, MaxPool(3).stride(2).pad(1).ceil()); }),
+      one("MaxPoolDilated",
+          [](GraphBuilder& b, Value x) { return b.pool(x, MaxPool(3).stride(2).pad(2).dilation(2, 3)); }),
       one("AvgPoolExcludingPad",
           [](GraphBuilder& b, Value x) { return b.pool(x, AvgPool(3).stride(2).pad(1).include_pad(false)); }),
       one("GlobalAvgPool", [](GraphBuilder& b, Value x) { return b.pool(x, GlobalAvgPool()); }),

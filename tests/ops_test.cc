@@ -26,7 +26,7 @@ std::vector<SubOp> samples() {
   ResizeAttrs scaled = resize(ResizeMode::kLinear, ResizeCoord::kAlignCorners, 10, 3);
   scaled.scale_h = 1.5, scaled.scale_w = 0.5;
   return {Conv(6).kernel(3, 1).stride(2).pad(1, 0).dilation(1, 2).grouped(2).bias(false).act(Act::kHardSwish),
-          MaxPool(3).stride(2).pad(1).ceil().include_pad(false),
+          MaxPool(3).stride(2).pad(1).dilation(2, 1).ceil().include_pad(false),
           ActivationAttrs{Act::kSilu},
           LinearAttrs{5, false, Act::kGelu},
           scaled,
@@ -209,6 +209,19 @@ TEST(ReferencePad, ConstantReflectAndEdgeFillEachSide) {
   // Negative pads crop: the top row and the first column off, one column of 9 on the right.
   expect_near(run_one(PadAttrs{PadMode::kConstant, -1, -1, 0, 1, 9.f}, {1, 2, 3}, x), {5, 6, 9});
   EXPECT_FALSE((PadAttrs{PadMode::kConstant, -1, 0, -1, 0, 0.f}.infer({1, 2, 3})));
+}
+
+// A dilated window spans d * (k - 1) + 1 pixels; only max pooling takes one, and its padding is checked
+// against the spread window.
+TEST(StepOps, DilatedPoolingIsMaxPoolingOverTheSpreadWindow) {
+  auto out = MaxPool(3).dilation(2, 1).infer({4, 9, 5});
+  ASSERT_TRUE(out) << out.status().to_string();
+  EXPECT_EQ(*out, (Shape{4, 5, 3}));
+  EXPECT_TRUE(MaxPool(3).pad(2, 1).dilation(2, 1).infer({4, 9, 5})) << "padding 2 of a 5-pixel window";
+  EXPECT_FALSE(MaxPool(3).pad(2, 2).dilation(2, 1).infer({4, 9, 5})) << "padding 2 of a 3-pixel window";
+  auto average = AvgPool(3).dilation(2, 2).infer({4, 9, 9});
+  ASSERT_FALSE(average);
+  EXPECT_NE(average.status().message().find("max pooling only"), std::string::npos) << average.status().message();
 }
 
 TEST(StepOps, AReflectionLongerThanTheSideItMirrorsIsAnError) {

@@ -103,6 +103,15 @@ TEST(ReferencePool, CeilModeAddsAPartialWindow) {
   EXPECT_EQ(run_output(b, iota({1, 1, 4})), (std::vector<float>{3, 4}));
 }
 
+// Taps 3 pixels apart along W and 2 along H, padded by 1, which a max never takes.
+TEST(ReferencePool, DilatedMaxTakesSpreadTaps) {
+  Built b = build({1, 3, 5},
+                  [](GraphBuilder& g, Value v) { return g.pool(v, MaxPool(1).kernel(2, 2).dilation(2, 3).pad(1, 1)); });
+  ASSERT_EQ(b.graph.output_shape(), (Shape{1, 3, 4}));
+  // x = 5r + c + 1; output (oy, ox) takes rows {oy - 1, oy + 1} and columns {ox - 1, ox + 2} inside the input
+  EXPECT_EQ(run_output(b, iota({1, 3, 5})), (std::vector<float>{8, 9, 10, 8, 13, 14, 15, 13, 8, 9, 10, 8}));
+}
+
 TEST(ReferencePool, GlobalAverageAndMax) {
   Built avg = build({2, 2, 2}, [](GraphBuilder& g, Value v) { return g.pool(v, GlobalAvgPool()); });
   EXPECT_EQ(run_output(avg, iota({2, 2, 2})), (std::vector<float>{2.5f, 6.5f}));

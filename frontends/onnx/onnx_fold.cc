@@ -124,6 +124,63 @@ Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Co
   return make_floats(dims, std::move(out));
 }
 
+// The dimensions NumPy broadcasts `operands` to, and the count of values.
+Expected<std::pair<std::vector<int64_t>, int64_t>> broadcast_all(const std::vector<const Constant*>& operands) {
+  std::vector<int64_t> dims;
+  int64_t largest = kMaxFoldedElements;
+  for (const Constant* c : operands) {
+    ASSIGN_OR_RETURN(dims, broadcast_dims(dims, c->numel() == 1 && c->dims.empty() ? std::vector<int64_t>{} : c->dims));
+    largest = std::max(largest, c->numel());
+  }
+  int64_t n = 1;
+  for (int64_t d : dims)
+    RETURN_ERROR_IF(__builtin_mul_overflow(n, d, &n), ErrorCode::kInvalidArgument, "a shape past int64");
+  RETURN_ERROR_IF(n > largest, ErrorCode::kInvalidArgument,
+                  "broadcasting makes more than the limit of " + std::to_string(kMaxFoldedElements) + " values");
+  return std::make_pair(dims, n);
+}
+
+std::vector<int64_t> dims_of(const Constant& c) {
+  return c.numel() == 1 && c.dims.empty() ? std::vector<int64_t>{} : c.dims;
+}
+
+// Equal of two constants, broadcast: booleans, held as the integers 0 and 1 (exporters compare a shape
+// with -1 to pick Expand's target, `Where(Equal(shape, -1), 1, shape)`).
+Expected<Constant> equal(const Constant& a, const Constant& b) {
+  ASSIGN_OR_RETURN(auto shape, broadcast_all({&a, &b}));
+  const auto& [dims, n] = shape;
+  const bool ints = is_integer(a) && is_integer(b);
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t ia = broadcast_index(dims_of(a), dims, i), ib = broadcast_index(dims_of(b), dims, i);
+    out[i] = ints ? a.ints[ia] == b.ints[ib] : a.floats[ia] == b.floats[ib];
+  }
+  return make(dims, std::move(out));
+}
+
+// Where(condition, x, y) of constants, broadcast; x and y both integers or both floats.
+Expected<Constant> where(const std::vector<const Constant*>& in) {
+  ASSIGN_OR_RETURN(const Constant* c, input(in, 0));
+  ASSIGN_OR_RETURN(const Constant* x, input(in, 1));
+  ASSIGN_OR_RETURN(const Constant* y, input(in, 2));
+  RETURN_ERROR_IF(!is_integer(*c), ErrorCode::kInvalidArgument, "input 0 (condition) must be booleans");
+  ASSIGN_OR_RETURN(auto shape, broadcast_all({c, x, y}));
+  const auto& [dims, n] = shape;
+  auto pick = [&](size_t i) {
+    return c->ints[broadcast_index(dims_of(*c), dims, i)] != 0
+               ? std::make_pair(x, broadcast_index(dims_of(*x), dims, i))
+               : std::make_pair(y, broadcast_index(dims_of(*y), dims, i));
+  };
+  if (is_integer(*x) && is_integer(*y)) {
+    std::vector<int64_t> out(static_cast<size_t>(n));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = pick(i).first->ints[pick(i).second];
+    return make(dims, std::move(out));
+  }
+  std::vector<float> out(static_cast<size_t>(n));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = pick(i).first->floats[pick(i).second];
+  return make_floats(dims, std::move(out));
+}
+
 // Ceil, Floor, Neg, Abs, Sqrt, Reciprocal of a constant; Ceil and Floor of integers are the integers.
 Expected<Constant> unary(const std::string& op, const Constant& a) {
   if (is_integer(a) && (op == "Ceil" || op == "Floor" || op == "Neg" || op == "Abs")) {
@@ -505,7 +562,8 @@ const std::set<std::string>& unary_ops() {
 }
 
 const std::set<std::string>& constant_only() {
-  static const std::set<std::string> ops = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Range", "ConstantOfShape"};
+  static const std::set<std::string> ops = {"Shape", "Gather",          "Unsqueeze", "Squeeze",
+                                            "Range", "ConstantOfShape", "Equal",     "Where"};
   return ops;
 }
 
@@ -567,6 +625,12 @@ Expected<Constant> fold_node(const onnx::NodeProto& n, const std::vector<const C
     out = constant_of_shape(n, in);
   } else if (op == "Reshape") {
     out = reshape(in);
+  } else if (op == "Equal") {
+    ASSIGN_OR_RETURN(const Constant* a, input(in, 0));
+    ASSIGN_OR_RETURN(const Constant* b, input(in, 1));
+    out = equal(*a, *b);
+  } else if (op == "Where") {
+    out = where(in);
   }
   // A result no larger than an input the file already holds is allowed past the limit (arithmetic on a
   // large weight); only folds that would grow past both are refused.

@@ -38,6 +38,8 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Expand", &Importer::expand},
       {"Range", &Importer::constant_only},
       {"ConstantOfShape", &Importer::constant_only},
+      {"Equal", &Importer::constant_only},
+      {"Where", &Importer::constant_only},
       // Evaluated at import where their inputs are constants (onnx_fold.h): shape and weight arithmetic.
       {"Ceil", &Importer::constant_only},
       {"Floor", &Importer::constant_only},

@@ -237,11 +237,12 @@ Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
   ASSIGN_OR_RETURN(auto k, pair_attr(at, "kernel_shape", {}));
   ASSIGN_OR_RETURN(auto s, pair_attr(at, "strides", {1, 1}));
   ASSIGN_OR_RETURN(auto d, pair_attr(at, "dilations", {1, 1}));
-  RETURN_ERROR_IF(d[0] != 1 || d[1] != 1, ErrorCode::kInvalidArgument, "dilated pooling is not supported");
+  RETURN_ERROR_IF((d[0] != 1 || d[1] != 1) && kind != ir::PoolKind::kMax, ErrorCode::kInvalidArgument,
+                  "attribute 'dilations' is supported for MaxPool only (PyTorch has no dilated average pooling)");
   ASSIGN_OR_RETURN(int64_t ceil_mode, at.get_int("ceil_mode", 0));
   ASSIGN_OR_RETURN(int64_t include_pad, at.get_int("count_include_pad", 0));
   const ir::Shape in = shape_of(x->terms);
-  ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, k, s, ceil_mode != 0));
+  ASSIGN_OR_RETURN(Pads p, resolve_pads(at, in, {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1}, s, ceil_mode != 0));
   // Padded cells never win a max (the lowest finite float; fp16 rounds it to -inf) and count as zeros in
   // an average that includes them; an average that excludes them, or ceil mode, needs the op's own pads.
   RETURN_ERROR_IF(!p.symmetric() && (ceil_mode != 0 || (kind == ir::PoolKind::kAvg && include_pad == 0)),
@@ -254,7 +255,8 @@ Status Importer::pool(const onnx::NodeProto& n, ir::PoolKind kind) {
   ASSIGN_OR_RETURN(ir::Inputs input, padded_input(n, *x, p, kind == ir::PoolKind::kMax ? kLowestPad : 0.f));
   ir::PoolAttrs attrs;
   attrs.kind = kind;
-  attrs.kernel(k[0], k[1]).stride(s[0], s[1]).pad(p.top, p.left).ceil(ceil_mode != 0).include_pad(include_pad != 0);
+  attrs.kernel(k[0], k[1]).stride(s[0], s[1]).pad(p.top, p.left).dilation(d[0], d[1]);
+  attrs.ceil(ceil_mode != 0).include_pad(include_pad != 0);
   ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), attrs, std::move(input)));
   define(n.output(0), Activation{{{v}}});
   return Status::ok();

@@ -30,10 +30,15 @@ Expected<Shape> PoolAttrs::infer(const Shape& in) const {
   RETURN_IF_ERROR(op_check::pair("kernel", kh, kw, 1, limits::kMaxWindow));
   RETURN_IF_ERROR(op_check::pair("stride", sh, sw, 1, limits::kMaxWindow));
   RETURN_IF_ERROR(op_check::pair("padding", ph, pw, 0, limits::kMaxPadding));
-  RETURN_ERROR_IF(2 * ph > kh || 2 * pw > kw, ErrorCode::kInvalidGraph,
+  RETURN_IF_ERROR(op_check::pair("dilation", dh, dw, 1, limits::kMaxWindow));
+  // PyTorch has no dilated average: its divisor over spread taps is left undefined here rather than guessed.
+  RETURN_ERROR_IF(dilated() && kind != PoolKind::kMax, ErrorCode::kInvalidGraph,
+                  "field 'dilation' is supported for max pooling only");
+  // Half the dilated window, as PyTorch requires: a window never lies wholly in the padding.
+  RETURN_ERROR_IF(2 * ph > dh * (kh - 1) + 1 || 2 * pw > dw * (kw - 1) + 1, ErrorCode::kInvalidGraph,
                   "field 'padding' must be at most half the kernel");
-  Shape out{in.c, op_check::window_output(in.h, kh, sh, ph, 1, ceil_mode),
-            op_check::window_output(in.w, kw, sw, pw, 1, ceil_mode)};
+  Shape out{in.c, op_check::window_output(in.h, kh, sh, ph, dh, ceil_mode),
+            op_check::window_output(in.w, kw, sw, pw, dw, ceil_mode)};
   RETURN_ERROR_IF(out.h <= 0 || out.w <= 0, ErrorCode::kInvalidGraph,
                   "pool window larger than the padded input " + in.to_string());
   return out;
@@ -51,6 +56,8 @@ void PoolAttrs::write(OpWriter& w) const {
       .set_pair("padding", ph, pw)
       .set("ceil_mode", ceil_mode)
       .set("count_include_pad", count_include_pad);
+  // Written only where it is not 1, so the attributes (signatures, cache keys) of other pools stay as they are.
+  if (dilated()) w.set_pair("dilation", dh, dw);
 }
 
 Expected<PoolAttrs> PoolAttrs::read(const OpReader& r) {
@@ -65,8 +72,9 @@ Expected<PoolAttrs> PoolAttrs::read(const OpReader& r) {
   ASSIGN_OR_RETURN(auto k, r.pair("kernel", {1, 1}, false, 1, max_window));
   ASSIGN_OR_RETURN(auto s, r.pair("stride", {1, 1}, false, 1, max_window));
   ASSIGN_OR_RETURN(auto pad, r.pair("padding", {0, 0}, false, 0, limits::kMaxPadding));
-  p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second);
-  if (p.is_global()) p.kernel(1).stride(1).pad(0);
+  ASSIGN_OR_RETURN(auto d, r.pair("dilation", {1, 1}, false, 1, limits::kMaxWindow));
+  p.kernel(k.first, k.second).stride(s.first, s.second).pad(pad.first, pad.second).dilation(d.first, d.second);
+  if (p.is_global()) p.kernel(1).stride(1).pad(0).dilation(1, 1);
   ASSIGN_OR_RETURN(p.ceil_mode, r.boolean("ceil_mode", false));
   ASSIGN_OR_RETURN(p.count_include_pad, r.boolean("count_include_pad", true));
   return p;

@@ -15,6 +15,7 @@ struct PoolAttrs {
 
   PoolKind kind = PoolKind::kMax;
   int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int dh = 1, dw = 1;             // max pooling: taps this many pixels apart (PyTorch's and ONNX's dilation)
   bool ceil_mode = false;         // PyTorch's ceil_mode (GoogLeNet); IOS always floors
   bool count_include_pad = true;  // average: padded cells count in the divisor (PyTorch's default, ONNX's not)
 
@@ -25,10 +26,12 @@ struct PoolAttrs {
   PoolAttrs& stride(int s) { return stride(s, s); }
   PoolAttrs& pad(int h, int w) { ph = h, pw = w; return *this; }
   PoolAttrs& pad(int p) { return pad(p, p); }
+  PoolAttrs& dilation(int h, int w) { dh = h, dw = w; return *this; }
   PoolAttrs& ceil(bool c = true) { ceil_mode = c; return *this; }
   PoolAttrs& include_pad(bool i) { count_include_pad = i; return *this; }
   // clang-format on
   bool is_global() const { return kind == PoolKind::kGlobalMax || kind == PoolKind::kGlobalAvg; }
+  bool dilated() const { return dh != 1 || dw != 1; }
   IOS_MEMBERWISE_EQUAL(PoolAttrs)
 
   Expected<Shape> infer(const Shape& in) const;
