@@ -1,7 +1,8 @@
 // The ONNX front end's ops over groups of channels (frontends/onnx/onnx_ops_groups.cc), on models built here and
 // run by the CPU reference against values computed in the test: SKNet's selective kernel (paths stacked, summed,
 // pooled, a softmax across the paths, weighted and summed again), ResNeSt's split attention with its radix
-// softmax over a view of the pooled logits, a softmax over channels, and the errors each names.
+// softmax over a view of the pooled logits (reordered where its cardinality is above 1), a softmax over channels,
+// and the errors each names.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -133,6 +134,59 @@ TEST(OnnxGroups, SplitAttentionsRadixSoftmaxIsASoftmaxAcrossTheRadixGroups) {
     }
   }
   expect_near(run(model, x), want);
+}
+
+// Cardinality 2 (resnest50d_4s2x40d): the logits viewed as (N, cardinality, radix, C'), so the Transpose
+// reorders the pooled channels to (radix, cardinality, C') before the softmax across the radix. Both
+// exporters' forms: flattened and reshaped back (TorchScript), or the softmax reshaped to 5-D at once (dynamo).
+TEST(OnnxGroups, SplitAttentionOfCardinalityTwoPermutesItsPooledLogits) {
+  constexpr int kCard = 2, kRadix = 2, kCp = 2, kC = kCard * kCp;  // kC channels per radix split
+  std::vector<float> w(size_t(kRadix * kC * kC));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float((i * 5) % 7) * 0.4f - 1.2f;
+  for (bool dynamo : {false, true}) {
+    Model m(17);
+    m.input("x", {1, kRadix * kC, kH, kW}).output("y").init("w", {kRadix * kC, kC, 1, 1}, w);
+    m.init_ints("split", {1, kRadix, kC, kH, kW}).init_ints("card", {1, kCard, kRadix, -1});
+    m.init_ints("flat", {1, -1}).init_ints("pool4", {1, -1, 1, 1}).init_ints("att5", {1, kRadix, kC, 1, 1});
+    m.node("Reshape", {"x", "split"}, {"xv"});
+    reduce(m, "ReduceSum", "xv", "gap", {1}, 0);
+    reduce(m, "ReduceMean", "gap", "p", {2, 3}, 1);
+    m.node("Conv", {"p", "w"}, {"z"});
+    m.node("Reshape", {"z", "card"}, {"zc"});
+    set_ints(m.node("Transpose", {"zc"}, {"zt"}), "perm", {0, 2, 1, 3});
+    set_int(m.node("Softmax", {"zt"}, {"sm"}), "axis", 1);
+    if (dynamo) {
+      m.node("Reshape", {"sm", "att5"}, {"att"});
+    } else {
+      m.node("Reshape", {"sm", "flat"}, {"sf"});
+      m.node("Reshape", {"sf", "pool4"}, {"s4"});
+      m.node("Reshape", {"s4", "att5"}, {"att"});
+    }
+    m.node("Mul", {"xv", "att"}, {"prod"});
+    reduce(m, "ReduceSum", "prod", "y", {1}, 0);
+    const ImportedModel model = imported(m);
+    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kChannelSoftmax), 1);
+
+    const std::vector<float> x = sample_input(kRadix * kC);
+    std::vector<float> gap(size_t(kC * kPlane));
+    for (size_t i = 0; i < gap.size(); ++i) gap[i] = x[i] + x[i + gap.size()];
+    const std::vector<double> p = pooled(gap, kC);
+    std::vector<double> z(kRadix * kC, 0.0);
+    for (int o = 0; o < kRadix * kC; ++o)
+      for (int c = 0; c < kC; ++c) z[size_t(o)] += w[size_t(o * kC + c)] * p[size_t(c)];
+    std::vector<float> want(gap.size());
+    for (int c = 0; c < kC; ++c) {
+      // channel c of every split is (cardinality k, position j); its logit of radix r is z[(k, r, j)]
+      const int k = c / kCp, j = c % kCp;
+      const double z0 = z[size_t((k * kRadix + 0) * kCp + j)], z1 = z[size_t((k * kRadix + 1) * kCp + j)];
+      const double s0 = 1.0 / (1.0 + std::exp(z1 - z0));
+      for (int q = 0; q < kPlane; ++q) {
+        const size_t i = size_t(c * kPlane + q);
+        want[i] = float(x[i] * s0 + x[i + gap.size()] * (1.0 - s0));
+      }
+    }
+    expect_near(run(model, x), want);
+  }
 }
 
 // A classifier's probabilities (Softmax of (N, features) pooled logits), and a softmax over the channels of a

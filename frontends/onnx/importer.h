@@ -149,7 +149,11 @@ class Importer {
   Expected<bool> view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Expected<bool> transpose_view(const onnx::NodeProto& n, const Activation& x, const std::vector<int64_t>& perm);
   Status channel_conv(const onnx::NodeProto& n, const Activation& x, const Constant& w);
-  Status define_view(const onnx::NodeProto& n, const Activation& x, std::vector<int64_t> dims);
+  // `terms`: the view's values where they are not x's (a permutation of its channels).
+  Status define_view(const onnx::NodeProto& n, const Activation& x, std::vector<int64_t> dims,
+                     const ir::Inputs* terms = nullptr);
+  Expected<ir::Inputs> permuted_channels(const Activation& x, const std::vector<int64_t>& dims,
+                                         const std::vector<int64_t>& perm, const std::string& name);
   std::vector<int64_t> view_dims(const Activation& x) const;
   bool relabels(const Activation& x) const;  // a pooled tensor, or a view of one, that views may relabel
   Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps, std::vector<float> scale,

@@ -245,20 +245,28 @@ Status check_allow_zero(const onnx::NodeProto& n, const Constant& shape) {
 // The Reshapes of ShuffleNet's channel shuffle: (N, C, H, W) -> (N, g, C/g, H, W) starts one, and the
 // reshape back after Transpose(0,2,1,3,4) is one ChannelShuffle node. False: not a shuffle's reshape.
 Expected<bool> Importer::shuffle_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape) {
-  if (x.flat || x.channels_last || !x.dims.empty() || (x.shuffle_groups == 0 && shape.ints.size() != 5)) return false;
+  // A view of a pooled tensor (the dynamo exporter's softmax over ResNeSt's radix) keeps its values in order:
+  // reshaped to 5-D it is a group view as the plain tensor would be.
+  const bool pooled_view = !x.dims.empty() && relabels(x);
+  if (x.flat || x.channels_last || (!x.dims.empty() && !pooled_view) ||
+      (x.shuffle_groups == 0 && shape.ints.size() != 5))
+    return false;
   RETURN_IF_ERROR(check_allow_zero(n, shape));
   const ir::Shape s = shape_of(x.terms);
   const int g = x.shuffle_groups;
-  const std::vector<int64_t> dims = g == 0              ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
+  const std::vector<int64_t> dims = pooled_view         ? x.dims
+                                    : g == 0            ? std::vector<int64_t>{batch_, s.c, s.h, s.w}
                                     : x.shuffle_swapped ? std::vector<int64_t>{batch_, s.c / g, g, s.h, s.w}
                                                         : std::vector<int64_t>{batch_, g, s.c / g, s.h, s.w};
   ASSIGN_OR_RETURN(std::vector<int64_t> t, reshape_target(dims, shape.ints));
   Activation out = x;
   if (g == 0) {
+    if (pooled_view && (t[0] != batch_ || t[3] != 1 || t[4] != 1)) return false;  // another view of it
     RETURN_ERROR_IF(t[0] != batch_ || t[3] != s.h || t[4] != s.w, ErrorCode::kInvalidArgument,
                     "a reshape to 5-D is supported only as a channel shuffle's (N, g, C/g, H, W)");
     out.shuffle_groups = int(t[1]);
     out.shuffle_swapped = false;
+    out.dims = {};
     consume(x);
     define(n.output(0), std::move(out));
     return true;

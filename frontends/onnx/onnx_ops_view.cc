@@ -27,7 +27,8 @@ bool Importer::relabels(const Activation& x) const {
 
 // `x` with the dimensions `dims` (as many values as it has): (N, C, 1, 1) and (N, C) are the plain and the
 // flattened tensor again, any other shape a view.
-Status Importer::define_view(const onnx::NodeProto& n, const Activation& x, std::vector<int64_t> dims) {
+Status Importer::define_view(const onnx::NodeProto& n, const Activation& x, std::vector<int64_t> dims,
+                             const ir::Inputs* terms) {
   const int64_t c = shape_of(x.terms).c;
   // At batch 1 a vector of the C values is a view too (the dynamo exporter's as_strided: Reshape to (-1),
   // then a Gather of every index).
@@ -35,7 +36,7 @@ Status Importer::define_view(const onnx::NodeProto& n, const Activation& x, std:
   RETURN_ERROR_IF(dims.empty() || (dims[0] != batch_ && !vector), ErrorCode::kInvalidArgument,
                   "the view of a pooled (N, " + std::to_string(c) + ", 1, 1) tensor must keep the batch (" +
                       std::to_string(batch_) + ") as its first dimension");
-  Activation out{x.terms};
+  Activation out{terms ? *terms : x.terms};
   if (dims == std::vector<int64_t>{batch_, c}) {
     out.flat = true;
   } else if (dims != std::vector<int64_t>{batch_, c, 1, 1}) {
@@ -99,9 +100,43 @@ Expected<bool> Importer::transpose_view(const onnx::NodeProto& n, const Activati
     out.push_back(dims[size_t(p)]);
     if (dims[size_t(p)] != 1) kept_order.push_back(p);
   }
-  if (!std::is_sorted(kept_order.begin(), kept_order.end())) return false;
-  RETURN_IF_ERROR(define_view(n, x, std::move(out)));
+  if (std::is_sorted(kept_order.begin(), kept_order.end())) {
+    RETURN_IF_ERROR(define_view(n, x, std::move(out)));
+    return true;
+  }
+  // Axes of a pooled vector reordered (ResNeSt's rSoftMax: (N, cardinality, radix, C') to (N, radix,
+  // cardinality, C')): its channels permuted, as channel slices of the one pooled value.
+  ASSIGN_OR_RETURN(ir::Inputs permuted, permuted_channels(x, dims, perm, n.name() + "/in"));
+  ++counts_["Transposes of pooled tensors kept as channel slices in the new order"];
+  RETURN_IF_ERROR(define_view(n, x, std::move(out), &permuted));
   return true;
+}
+
+// The channels of pooled `x`, viewed as `dims` (batch first), in the order of its transpose by `perm`:
+// consecutive channels of the source are one slice.
+Expected<ir::Inputs> Importer::permuted_channels(const Activation& x, const std::vector<int64_t>& dims,
+                                                 const std::vector<int64_t>& perm, const std::string& name) {
+  ASSIGN_OR_RETURN(ir::Value v, materialize(x, name));
+  std::vector<int64_t> stride(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i > 1; --i) stride[i - 1] = stride[i] * dims[i];
+  std::vector<int64_t> out_dims;
+  for (int64_t p : perm) out_dims.push_back(dims[size_t(p)]);
+  std::vector<int64_t> coord(dims.size(), 0);  // the output's multi-index; coord[0] (batch) stays 0
+  ir::Inputs terms;
+  for (int64_t o = 0; o < v.channels(); ++o) {
+    int64_t src = 0;
+    for (size_t k = 1; k < perm.size(); ++k) src += coord[k] * stride[size_t(perm[k])];
+    ir::Value& last = terms.empty() ? v : terms.back()[0];
+    if (!terms.empty() && last.end == v.begin + int(src))
+      ++last.end;
+    else
+      terms.push_back(ir::Term{v.slice(int(src), int(src) + 1)});
+    for (size_t k = perm.size(); k-- > 1;) {  // the next output index, last axis fastest
+      if (++coord[k] < out_dims[k]) break;
+      coord[k] = 0;
+    }
+  }
+  return terms;
 }
 
 // Gather on axis 0 of a pooled tensor viewed as one vector, of every index in order: a view of the indices'
