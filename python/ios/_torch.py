@@ -11,12 +11,12 @@ import json
 import os
 import tempfile
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence, Union
 
 import torch
 
 from . import _ios
-from ._context import Engine
+from ._context import BatchBuckets, Engine
 
 # Relative L2 between the engine's output and the module's own on the example input, per precision.
 # fp32 allows for PyTorch's default TF32 convolutions (torch.backends.cudnn.allow_tf32).
@@ -84,24 +84,37 @@ def _rel_l2(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 class CompiledModule(torch.nn.Module):
-    """The module's forward as an IOS engine: one input of the shape it was compiled for."""
+    """The module's forward as an IOS engine: one input of the shape it was compiled for, or, compiled with
+    a list of batch sizes, of any batch up to the largest (run on the smallest bucket holding it)."""
 
-    def __init__(self, engine: Engine, output_shape: torch.Size, plan_path: str, rel_l2: Optional[float]):
+    def __init__(
+        self,
+        engine: Union[Engine, BatchBuckets],
+        output_shape: torch.Size,
+        plan_path: str,
+        rel_l2: Optional[float],
+    ):
         super().__init__()
         self.engine = engine
         self.context = engine.create_context()
-        self.output_shape = tuple(output_shape)
+        self.output_shape = tuple(output_shape)  # of the example input
         self.plan_path = plan_path
         self.rel_l2 = rel_l2  # the engine against the module on the example input (None: not checked)
-        self._input_shape = tuple(engine.input_shape)
+        first = engine.engines[0] if isinstance(engine, BatchBuckets) else engine
+        self._sample_shape = tuple(first.input_shape[1:])
+        self._batches = engine.batches if isinstance(engine, BatchBuckets) else [engine.batch]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if tuple(x.shape) != self._input_shape:
+        n = int(x.shape[0]) if x.dim() == 4 else -1
+        if tuple(x.shape[1:]) != self._sample_shape or n not in range(1, self._batches[-1] + 1) or (
+            len(self._batches) == 1 and n != self._batches[0]
+        ):
+            built = self._batches[0] if len(self._batches) == 1 else f"1 to {self._batches[-1]}"
             raise _ios.Error(
-                f"input shape {tuple(x.shape)} is not the shape the engine was built for, {self._input_shape}: "
-                "compile again with an example of this shape"
+                f"input shape {tuple(x.shape)} is not a shape the engine was built for, ({built},) + "
+                f"{self._sample_shape}: compile again with an example of this shape, or with batch=[...]"
             )
-        return self.context(x).view(self.output_shape)
+        return self.context(x).view((n,) + self.output_shape[1:])
 
 
 def compile_module(
@@ -115,8 +128,13 @@ def compile_module(
 ) -> CompiledModule:
     x = _single_input(example_inputs)
     build_options.setdefault("batch", int(x.shape[0]))
-    if build_options["batch"] != x.shape[0]:
-        raise _ios.Error(f"batch={build_options['batch']} differs from the example input's {x.shape[0]}")
+    batch = build_options["batch"]
+    if isinstance(batch, int) and batch != x.shape[0]:
+        raise _ios.Error(f"batch={batch} differs from the example input's {x.shape[0]}")
+    if not isinstance(batch, int):  # buckets: the example is exported once and checked on its own bucket
+        build_options["batch"] = batch = sorted(int(b) for b in batch)
+        if not batch or x.shape[0] > batch[-1]:
+            raise _ios.Error(f"the example's batch {x.shape[0]} is past the largest of batch={batch}")
     cache_dir = cache_dir or default_cache_dir()
     os.makedirs(cache_dir, exist_ok=True)
     plan_path = os.path.join(cache_dir, _plan_key(module, x, build_options) + ".plan")
@@ -141,15 +159,16 @@ def compile_module(
         module.train(was_training)
     if not isinstance(expected, torch.Tensor):
         raise _ios.Error("ios.compile takes modules with one output tensor")
-    if expected.numel() != torch.Size(engine.output_shape).numel():
+    first = engine.engines[0] if isinstance(engine, BatchBuckets) else engine
+    if expected.numel() != x.shape[0] * torch.Size(first.output_shape[1:]).numel():
         raise _ios.Error(
-            f"the engine's output {engine.output_shape} does not hold the module's {tuple(expected.shape)}"
+            f"the engine's output {first.output_shape} does not hold the module's {tuple(expected.shape)}"
         )
     compiled = CompiledModule(engine, expected.shape, plan_path, None)
     if check:
-        got = compiled(x if engine.device == "gpu" else x.cpu())
+        got = compiled(x if first.device == "gpu" else x.cpu())
         compiled.rel_l2 = _rel_l2(got.to(expected.device), expected)
-        tolerance = _TOLERANCE.get(engine.precision, 1e-2)
+        tolerance = _TOLERANCE.get(first.precision, 1e-2)
         if not compiled.rel_l2 <= tolerance:
             os.remove(plan_path)  # not left for the next compile to load
             raise _ios.Error(

@@ -172,6 +172,35 @@ def test_cpu_torch_tensors_give_torch_tensors(small_model):
     assert rel_l2(y.numpy(), conv_relu_pool_reference(x.numpy(), w, b)) < 1e-6
 
 
+def test_compile_with_batch_buckets_runs_any_batch_up_to_the_largest(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(8, 4),
+    ).eval()
+    x = torch.randn(3, 3, 16, 16)
+    fast = ios.compile(model, x, device="cpu", batch=[4, 1], cache_dir=str(tmp_path))
+    assert isinstance(fast.engine, ios.BatchBuckets) and fast.engine.batches == [1, 4]
+    assert fast.rel_l2 is not None and fast.rel_l2 < 1e-5
+    with torch.no_grad():
+        for n in (1, 2, 4):
+            xs = torch.randn(n, 3, 16, 16)
+            y = fast(xs)
+            assert tuple(y.shape) == (n, 4)
+            assert rel_l2(y.numpy(), model(xs).numpy()) < 1e-5
+    with pytest.raises(ios.Error, match="not a shape the engine was built for"):
+        fast(torch.randn(5, 3, 16, 16))
+    again = ios.compile(model, x, device="cpu", batch=[1, 4], cache_dir=str(tmp_path))
+    assert again.plan_path == fast.plan_path and isinstance(again.engine, ios.BatchBuckets)
+    with pytest.raises(ios.Error, match="past the largest"):
+        ios.compile(model, torch.randn(8, 3, 16, 16), device="cpu", batch=[1, 4], cache_dir=str(tmp_path))
+    one = ios.compile(model, x, device="cpu", cache_dir=str(tmp_path))
+    assert one.engine.batch == 3 and tuple(one(x).shape) == (3, 4)
+    with pytest.raises(ios.Error, match="not a shape the engine was built for"):
+        one(x[:1])
+
+
 def test_batch_buckets_run_each_call_on_the_smallest_bucket_holding_it(small_model, tmp_path):
     path, w, b = small_model
     buckets = ios.build(path, device="cpu", batch=[4, 1])

@@ -109,7 +109,7 @@ def test_compile_matches_the_module_and_loads_its_plan_the_second_time(tmp_path)
     assert tuple(y.shape) == (2, 4)
     again = ios.compile(model, x, precision="fp16", cache_dir=str(tmp_path), kernel_cache="none")
     assert again.plan_path == fast.plan_path
-    with pytest.raises(ios.Error, match="not the shape the engine was built for"):
+    with pytest.raises(ios.Error, match="not a shape the engine was built for"):
         fast(torch.randn(1, 3, 16, 16, device="cuda"))
 
 
