@@ -17,7 +17,11 @@ namespace {
 using nlohmann::json;
 
 constexpr char kMagic[8] = {'I', 'O', 'S', 'P', 'L', 'A', 'N', '1'};
-constexpr char kBucketsMagic[8] = {'I', 'O', 'S', 'B', 'K', 'T', 'S', '1'};
+// Version 2: a plan whose weights are the first plan's says so in its header and holds none. Version 1 files
+// (every plan with its own copy) still read.
+constexpr char kBucketsMagic[8] = {'I', 'O', 'S', 'B', 'K', 'T', 'S', '2'};
+constexpr char kBucketsMagicV1[8] = {'I', 'O', 'S', 'B', 'K', 'T', 'S', '1'};
+constexpr const char* kSharedWeights = "the first plan's";
 constexpr const char* kFormat = "ios-engine-plan";
 constexpr int kVersion = 1;
 constexpr uint64_t kMaxHeaderBytes = uint64_t{64} << 20;
@@ -147,21 +151,38 @@ Status read_header(const json& header, EnginePlan& p) {
   return Status::ok();
 }
 
-Status write_plan(const EnginePlan& plan, AtomicFile& out, const std::string& path) {
+// `shared_weights`: the plan's weights are the first plan's of its file, which holds them.
+Status write_plan(const EnginePlan& plan, AtomicFile& out, const std::string& path, bool shared_weights = false) {
   RETURN_IF_ERROR(sched::validate(plan.graph, plan.schedule).with_context("cannot write '" + path + "'"));
-  const std::string header = header_json(plan).dump();
+  json header_object = header_json(plan);
+  if (shared_weights) header_object["weights"] = kSharedWeights;
+  const std::string header = header_object.dump();
   out.write(kMagic, sizeof(kMagic));
   const uint64_t length = header.size();
   out.write(&length, sizeof(length));
   out.write(header.data(), header.size());
-  return ir::write_weights(plan.weights, out, path);
+  return shared_weights ? Status::ok() : ir::write_weights(plan.weights, out, path);
 }
 
-// One plan from `in`, leaving what follows it.
-Expected<EnginePlan> read_plan_record(std::istream& in, const std::string& path) {
+bool same_parameters(const EnginePlan& a, const EnginePlan& b) {
+  if (a.weights.per_node.size() != b.weights.per_node.size()) return false;
+  for (size_t n = 0; n < a.weights.per_node.size(); ++n) {
+    const auto &x = a.weights.per_node[n], &y = b.weights.per_node[n];
+    if (x.size() != y.size()) return false;
+    for (size_t s = 0; s < x.size(); ++s)
+      if (x[s].weight != y[s].weight || x[s].bias != y[s].bias) return false;
+  }
+  return ir::graph_to_json(a.graph) == ir::graph_to_json(b.graph);
+}
+
+// One plan from `in`, leaving what follows it. `first`: the first plan of a file of several, whose weights a
+// later plan may share (null: the plan must hold its own).
+Expected<EnginePlan> read_plan_record(std::istream& in, const std::string& path, const EnginePlan* first = nullptr) {
   char magic[sizeof(kMagic)];
   const bool read = bool(in.read(magic, sizeof(magic)));
-  RETURN_ERROR_IF(read && std::memcmp(magic, kBucketsMagic, sizeof(kBucketsMagic)) == 0, ErrorCode::kInvalidArgument,
+  const bool buckets = read && (std::memcmp(magic, kBucketsMagic, sizeof(kBucketsMagic)) == 0 ||
+                                std::memcmp(magic, kBucketsMagicV1, sizeof(kBucketsMagicV1)) == 0);
+  RETURN_ERROR_IF(buckets, ErrorCode::kInvalidArgument,
                   path +
                       ": a file of batch buckets, not one engine plan (load it with BatchBuckets::load; in "
                       "Python, ios.load)");
@@ -176,7 +197,16 @@ Expected<EnginePlan> read_plan_record(std::istream& in, const std::string& path)
   ASSIGN_OR_RETURN(json header, parse_json_text(text, path));
   EnginePlan p;
   RETURN_IF_ERROR(read_header(header, p).with_context(path));
-  ASSIGN_OR_RETURN(p.weights, ir::read_weights_record(p.graph, in, path));
+  if (!header.contains("weights")) {
+    ASSIGN_OR_RETURN(p.weights, ir::read_weights_record(p.graph, in, path));
+    return p;
+  }
+  RETURN_ERROR_IF(header["weights"] != kSharedWeights || !first, ErrorCode::kInvalidArgument,
+                  path + ": header field 'weights' must be absent, or \"" + kSharedWeights +
+                      "\" in a later plan of a file of batch buckets");
+  RETURN_ERROR_IF(ir::graph_to_json(p.graph) != ir::graph_to_json(first->graph), ErrorCode::kInvalidArgument,
+                  path + ": a plan shares the first plan's weights but is of another graph");
+  p.weights = first->weights;
   return p;
 }
 
@@ -207,21 +237,24 @@ Status save_engine_plans(const std::vector<const EnginePlan*>& plans, const std:
   out.write(kBucketsMagic, sizeof(kBucketsMagic));
   const uint32_t count = uint32_t(plans.size());
   out.write(&count, sizeof(count));
-  for (const EnginePlan* p : plans) RETURN_IF_ERROR(write_plan(*p, out, path));
+  for (const EnginePlan* p : plans)
+    RETURN_IF_ERROR(write_plan(*p, out, path, p != plans.front() && same_parameters(*p, *plans.front())));
   return out.commit();
 }
 
 Expected<std::vector<EnginePlan>> read_engine_plans(std::istream& in, const std::string& path) {
   char magic[sizeof(kBucketsMagic)];
-  RETURN_ERROR_IF(!in.read(magic, sizeof(magic)) || std::memcmp(magic, kBucketsMagic, sizeof(magic)) != 0,
+  RETURN_ERROR_IF(!in.read(magic, sizeof(magic)) || (std::memcmp(magic, kBucketsMagic, sizeof(magic)) != 0 &&
+                                                     std::memcmp(magic, kBucketsMagicV1, sizeof(magic)) != 0),
                   ErrorCode::kInvalidArgument, path + ": not a file of batch buckets (bad magic)");
+  const bool may_share = std::memcmp(magic, kBucketsMagic, sizeof(magic)) == 0;
   uint32_t count = 0;
   RETURN_ERROR_IF(
       !in.read(reinterpret_cast<char*>(&count), sizeof(count)) || count == 0 || count > uint32_t(kMaxPlansPerFile),
       ErrorCode::kInvalidArgument, path + ": truncated, or a plan count outside 1-" + std::to_string(kMaxPlansPerFile));
   std::vector<EnginePlan> plans;
   for (uint32_t i = 0; i < count; ++i) {
-    Expected<EnginePlan> p = read_plan_record(in, path);
+    Expected<EnginePlan> p = read_plan_record(in, path, may_share && !plans.empty() ? &plans.front() : nullptr);
     if (!p) return p.status().with_context("plan " + std::to_string(i + 1) + " of " + std::to_string(count));
     plans.push_back(std::move(*p));
   }
@@ -241,7 +274,9 @@ Expected<PlanFileKind> plan_file_kind(const std::string& path) {
   char magic[8] = {};
   in.read(magic, sizeof(magic));
   if (in && std::memcmp(magic, kMagic, sizeof(magic)) == 0) return PlanFileKind::kEngine;
-  if (in && std::memcmp(magic, kBucketsMagic, sizeof(magic)) == 0) return PlanFileKind::kBuckets;
+  if (in && (std::memcmp(magic, kBucketsMagic, sizeof(magic)) == 0 ||
+             std::memcmp(magic, kBucketsMagicV1, sizeof(magic)) == 0))
+    return PlanFileKind::kBuckets;
   return error(ErrorCode::kInvalidArgument,
                path + ": neither an engine plan nor a file of batch buckets (`ios build --save` writes one)");
 }

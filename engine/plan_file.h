@@ -62,8 +62,10 @@ Expected<EnginePlan> load_engine_plan(const std::string& path);
 // The same from a stream; `path` names it in errors.
 Expected<EnginePlan> read_engine_plan(std::istream& in, const std::string& path);
 
-// A file of several plans of one network, one per batch size (engine/buckets.h): the 8 bytes "IOSBKTS1",
-// their count (uint32, little-endian), then each plan as save_engine_plan writes it.
+// A file of several plans of one network, one per batch size (engine/buckets.h): the 8 bytes "IOSBKTS2",
+// their count (uint32, little-endian), then each plan as save_engine_plan writes it, except that a later plan
+// with the first plan's graph and weights says so in its header ("weights") and holds no weights of its own.
+// "IOSBKTS1" files, every plan with its weights, still read.
 inline constexpr int kMaxPlansPerFile = 64;
 Status save_engine_plans(const std::vector<const EnginePlan*>& plans, const std::string& path);
 Expected<std::vector<EnginePlan>> load_engine_plans(const std::string& path);

@@ -1,7 +1,7 @@
 // libFuzzer target: engine plan files. Seeds (fuzz/corpus/engine_plan/): a plan built for the CPU of a
 // two-convolution graph (`ios build --graph tiny.json --device cpu --save tiny.plan`), and the same with an
-// fp16 NHWC dataflow execution and a kernel choice in its header, and a file of batch buckets holding
-// both.
+// fp16 NHWC dataflow execution and a kernel choice in its header, a file of batch buckets holding both
+// (the first format: a copy of the weights per plan), and one whose second plan shares the first's weights.
 #include <sstream>
 
 #include "engine/plan_file.h"

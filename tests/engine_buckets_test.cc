@@ -130,6 +130,36 @@ TEST(BatchBuckets, DamagedFilesAreRefusedNamingThePart) {
   EXPECT_NE(text.status().message().find("neither an engine plan nor a file of batch buckets"), std::string::npos);
 }
 
+// The weights are written once: a later bucket of the same graph and weights says so and holds none. A
+// file of the first format (a copy per plan: "IOSBKTS1" and the plan files one after another) still reads.
+TEST(BatchBuckets, AFileHoldsTheWeightsOnceAndFilesOfCopiesStillRead) {
+  const ir::Graph g = testing::inception_block();
+  const ir::Weights w = ir::make_weights(g);
+  auto buckets = BatchBuckets::build(cpu_options(), g, w, {1, 2, 4});
+  ASSERT_TRUE(buckets.has_value());
+  const std::string path = temp_path("three.buckets");
+  ASSERT_TRUE(buckets->save(path).is_ok());
+  std::string plans;
+  for (const auto& e : buckets->engines()) {
+    const std::string one = temp_path("one.plan");
+    ASSERT_TRUE(e->save(one).is_ok());
+    plans += read_bytes(one);
+  }
+  const size_t weight_bytes = w.parameter_count() * sizeof(float);
+  // 12 bytes of magic and count, and each later plan's header 64 bytes longer at most ("weights")
+  EXPECT_LE(read_bytes(path).size() + 2 * weight_bytes, plans.size() + 12 + 2 * 64) << "the weights once";
+  const uint32_t count = 3;
+  const std::string copies = temp_path("copies.buckets");
+  write_bytes(copies, "IOSBKTS1" + std::string(reinterpret_cast<const char*>(&count), 4) + plans);
+  for (const std::string& file : {path, copies}) {
+    auto loaded = BatchBuckets::load(file, {Device::kCpu, "", false});
+    ASSERT_TRUE(loaded.has_value()) << file << ": " << loaded.status().to_string();
+    ASSERT_EQ(loaded->batches(), (std::vector<int>{1, 2, 4}));
+    for (const auto& e : loaded->engines()) EXPECT_EQ(e->plan().weights.per_node.size(), w.per_node.size());
+    EXPECT_EQ(loaded->engines()[2]->plan().weights.at(1).weight, w.at(1).weight) << file;
+  }
+}
+
 TEST(Network, OpensModelsGraphFilesAndOnnxByTheirNames) {
   EXPECT_EQ(network_source("m.onnx").onnx_file, "m.onnx");
   EXPECT_EQ(network_source("g.json").graph_file, "g.json");
