@@ -11,6 +11,7 @@
 
 #include "common/file_io.h"
 #include "engine/components.h"
+#include "engine/search.h"
 #include "ir/json_io.h"
 #include "reference/reference_executor.h"
 #include "runtime/measured_cost_model.h"
@@ -148,23 +149,20 @@ struct Bench::Impl {
   std::map<std::tuple<const ir::Graph*, int, bool>, Model> bound_models;     // per L2 mode, for the bounds
   std::map<std::pair<const ir::Graph*, int>, std::vector<float>> reference;  // CPU output per batch
 
-  Model make_model(const ir::Graph& g, int batch, const std::string& kind) const {
+  Expected<Model> make_model(const ir::Graph& g, int batch, const std::string& kind) const {
     return make_model(g, batch, kind, args.stage_timing);
   }
-  Model make_model(const ir::Graph& g, int batch, const std::string& kind, const sched::StageTimingRule& rule) const {
+  Expected<Model> make_model(const ir::Graph& g, int batch, const std::string& kind,
+                             const sched::StageTimingRule& rule) const {
     Model m;
-    if (kind == "measured") {
-      rt::MeasuredCostModel::Params p;
-      p.rule = rule;
-      p.config = base;
-      m.inner = std::make_unique<rt::MeasuredCostModel>(g, p, context);
-    } else {
-      m.inner = std::make_unique<sched::AnalyticCostModel>();
-    }
+    // Every model of a run shares the run's context, so that the executors they build share its kernels.
+    ASSIGN_OR_RETURN(m.inner,
+                     engine::make_cost_model(g, kind, base, rule, [this] { return engine::GpuContext(context); }));
     ExecConfig c = base;
     c.batch = batch;
-    m.cache = std::make_unique<sched::StageCache>(
-        *m.inner, g.name + "|" + c.plan_key() + "|" + sched::StageCache::kKeyFormat + rule.cache_tag());
+    // One cache per network and batch in this process: keyed as the engine keys its files, so a figure is
+    // never reused under another configuration.
+    m.cache = std::make_unique<sched::StageCache>(*m.inner, engine::stage_cache_key(*m.inner, c, rule));
     return m;
   }
 };
@@ -233,11 +231,14 @@ Expected<Scheduled> Bench::optimize(const ir::Graph& g, sched::Policy policy, in
   Impl::Model temporary;
   Impl::Model* model = &temporary;
   if (fresh) {
-    temporary = impl_->make_model(g, batch, cost_model_);
+    ASSIGN_OR_RETURN(temporary, impl_->make_model(g, batch, cost_model_));
   } else {
     auto key = std::make_pair(&g, batch);
     auto it = impl_->models.find(key);
-    if (it == impl_->models.end()) it = impl_->models.emplace(key, impl_->make_model(g, batch, cost_model_)).first;
+    if (it == impl_->models.end()) {
+      ASSIGN_OR_RETURN(Impl::Model made, impl_->make_model(g, batch, cost_model_));
+      it = impl_->models.emplace(key, std::move(made)).first;
+    }
     model = &it->second;
   }
   const size_t before = model->cache->misses();
@@ -322,7 +323,8 @@ Expected<double> Bench::critical_path_ms(const ir::Graph& g, int batch, bool l2_
   if (it == impl_->bound_models.end()) {
     sched::StageTimingRule rule = impl_->args.stage_timing;
     if (!l2_as_in_network) rule.l2 = sched::L2Timing::kWarm;
-    it = impl_->bound_models.emplace(key, impl_->make_model(g, batch, "measured", rule)).first;
+    ASSIGN_OR_RETURN(Impl::Model made, impl_->make_model(g, batch, "measured", rule));
+    it = impl_->bound_models.emplace(key, std::move(made)).first;
   }
   std::vector<double> finish(g.nodes.size(), 0.0);
   double longest = 0;
