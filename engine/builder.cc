@@ -119,9 +119,11 @@ struct Candidate {
   std::unique_ptr<rt::Executor> executor;
 };
 
-// Every variant the options name, each built on `context` (one device store, so weights are uploaded once).
+// Every variant the options name, each built on `context`, their weights in `weights` (uploaded once) and,
+// where there are several, their activations in one arena (they are timed one after another).
 Expected<std::vector<Candidate>> build_candidates(const EnginePlan& plan, const BuildOptions& o,
                                                   const std::shared_ptr<rt::Context>& context,
+                                                  const std::shared_ptr<rt::DeviceStore>& weights,
                                                   const DebugOptions& debug) {
   std::vector<Candidate> out;
   for (sched::ExecMode mode : o.exec_modes)
@@ -133,7 +135,7 @@ Expected<std::vector<Candidate>> build_candidates(const EnginePlan& plan, const 
     ExecConfig config = plan.config;
     config.concat_writes = c.writes;
     ASSIGN_OR_RETURN(c.executor, build_executor(plan.graph, plan.weights, plan.schedule, config, c.execution, context,
-                                                debug, store));
+                                                debug, weights, store));
   }
   return out;
 }
@@ -163,12 +165,14 @@ Expected<std::unique_ptr<rt::Executor>> build_executor(const ir::Graph& g, const
                                                        const sched::Schedule& schedule, const ExecConfig& config,
                                                        const Execution& execution, std::shared_ptr<rt::Context> context,
                                                        const DebugOptions& debug,
+                                                       std::shared_ptr<rt::DeviceStore> weights,
                                                        std::shared_ptr<rt::DeviceStore> store) {
   ASSIGN_OR_RETURN(sched::ExecutionPlan plan, sched::compile_plan(g, schedule, execution.mode));
   rt::ExecutorOptions o;
   o.config = config;
   o.context = std::move(context);
   o.store = std::move(store);
+  o.weight_store = std::move(weights);
   o.use_graph = execution.cuda_graph;
   o.fuse_sums = execution.fused_sums;
   o.share_concats = execution.shared_concats;
@@ -209,7 +213,8 @@ Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, ir::Weights w, std
   // Executors point at the graph they run: they are built on the engine's own copy.
   std::shared_ptr<Engine> engine(new Engine(std::move(plan), Device::kGpu));
   EnginePlan& p = engine->plan_;
-  ASSIGN_OR_RETURN(std::vector<Candidate> candidates, build_candidates(p, o, context, debug));
+  auto weights = std::make_shared<rt::DeviceStore>();  // the engine's: its later contexts read them too
+  ASSIGN_OR_RETURN(std::vector<Candidate> candidates, build_candidates(p, o, context, weights, debug));
   ASSIGN_OR_RETURN(size_t best, fastest(candidates, report));
   Candidate& kept = candidates[best];
   p.execution = kept.execution;
@@ -222,6 +227,7 @@ Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, ir::Weights w, std
   engine->gpu_ = std::make_unique<Engine::GpuState>();
   engine->gpu_->context = context;
   engine->gpu_->built = std::move(kept.executor);
+  engine->gpu_->weights = std::move(weights);
   engine->gpu_->built_debug = debug;
   return engine;
 #else

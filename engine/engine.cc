@@ -123,8 +123,9 @@ Expected<std::unique_ptr<ExecutionContext>> Engine::create_context(Device device
   if (gpu_->contexts_made > 0) {
     ASSIGN_OR_RETURN(context, gpu_->context->sibling());
   }
+  if (!gpu_->weights) gpu_->weights = std::make_shared<rt::DeviceStore>();
   ASSIGN_OR_RETURN(c->gpu_->executor, build_executor(plan_.graph, plan_.weights, plan_.schedule, plan_.config,
-                                                     plan_.execution, context, debug));
+                                                     plan_.execution, context, debug, gpu_->weights));
   ++gpu_->contexts_made;
   return c;
 #else

@@ -15,6 +15,7 @@ struct Engine::GpuState {
   std::unique_ptr<rt::Executor> built;   // the builder's executor, until the first context takes it
   DebugOptions built_debug;              // what it was built with
   int contexts_made = 0;
+  std::shared_ptr<rt::DeviceStore> weights;  // every context's weights, uploaded once (made on first need)
 };
 
 struct ExecutionContext::GpuState {
@@ -25,11 +26,13 @@ struct Builder::GpuState {
   std::shared_ptr<rt::Context> context;
 };
 
-// The schedule compiled for `execution` and built on `context` (weights uploaded to `store` where given).
+// The schedule compiled for `execution` and built on `context`: its weights in `weights` (shared by the
+// engine's contexts), its activations in `store` where given (variants timed one after another), else its own.
 Expected<std::unique_ptr<rt::Executor>> build_executor(const ir::Graph& g, const ir::Weights& w,
                                                        const sched::Schedule& schedule, const ExecConfig& config,
                                                        const Execution& execution, std::shared_ptr<rt::Context> context,
                                                        const DebugOptions& debug,
+                                                       std::shared_ptr<rt::DeviceStore> weights,
                                                        std::shared_ptr<rt::DeviceStore> store = nullptr);
 
 }  // namespace ios::engine

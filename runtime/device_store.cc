@@ -6,6 +6,7 @@ namespace ios::rt {
 
 Expected<const void*> DeviceStore::tensor(const std::string& key,
                                           const std::function<Expected<std::vector<uint8_t>>()>& pack) {
+  std::lock_guard<std::mutex> lock(tensors_mutex_);
   if (auto it = tensors_.find(key); it != tensors_.end()) return static_cast<const void*>(it->second.get());
   ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, pack());
   ASSIGN_OR_RETURN(DeviceMemory m, device_alloc(std::max<size_t>(bytes.size(), 16)));

@@ -1,11 +1,13 @@
 // Device memory that outlives the executors built on it: every weight tensor uploaded once (keyed by
 // the op, step and run configuration that produced it) and one activation arena that only grows. The
 // measured cost model builds thousands of one-stage executors in a row; on a store they allocate,
-// upload and free nothing. Executors sharing a store's arena must not run at the same time.
+// upload and free nothing. Executors sharing a store's arena must not run at the same time; its tensors may
+// be asked for from several threads (execution contexts of one engine made side by side).
 #pragma once
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ class DeviceStore {
   size_t arena_bytes() const { return arena_bytes_; }
 
  private:
+  std::mutex tensors_mutex_;  // guards tensors_ and weight_bytes_
   std::map<std::string, DeviceMemory> tensors_;
   size_t weight_bytes_ = 0;
   DeviceMemory arena_;

@@ -22,6 +22,7 @@ Expected<std::unique_ptr<Executor::Impl>> built_impl(const ir::Graph& g, const i
   impl->cfg = options.config;
   impl->plan = plan;
   impl->store = options.store ? options.store : std::make_shared<DeviceStore>();
+  impl->weight_store = options.weight_store ? options.weight_store : impl->store;
   impl->specs_only = specs_only;
   RETURN_IF_ERROR(impl->build(w));
   return impl;

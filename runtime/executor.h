@@ -30,6 +30,9 @@ struct ExecutorOptions {
   // Weights and the activation arena from a store that outlives this executor (the measured cost
   // model's stage executors); null: a store of the executor's own.
   std::shared_ptr<DeviceStore> store;
+  // Weights from this store instead, where given: executors of one engine (its execution contexts) upload
+  // them once and read them side by side; each keeps its activation arena in `store`.
+  std::shared_ptr<DeviceStore> weight_store;
   // Zero the activation arena when built. The measured cost model does not: a stage's latency does not
   // depend on the values it reads, and the memset would run beside sibling workers' timed replays.
   bool zero_arena = true;

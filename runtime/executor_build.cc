@@ -14,7 +14,7 @@ Expected<const void*> Executor::Impl::upload(const std::string& key,
     return pack_tensor(values.data(), n, c, h, w, cfg.dtype, cfg.layout);
   };
   const auto start = std::chrono::steady_clock::now();
-  auto tensor = store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
+  auto tensor = weight_store->tensor(cfg.precision() + "/" + layout_name(cfg.layout) + "/" + key, pack);
   build_times.weights += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return tensor;
 }

@@ -101,7 +101,8 @@ struct Executor::Impl {
   Event lane_join;                       // dataflow capture: the lanes' streams fork from and join the origin
   Event io_fork, io_join;                // enqueue without a CUDA graph: the caller's stream and stream 0
   std::vector<Event> events;
-  std::shared_ptr<DeviceStore> store;  // the options' store, else one of this executor's own
+  std::shared_ptr<DeviceStore> store;         // the options' store, else one of this executor's own
+  std::shared_ptr<DeviceStore> weight_store;  // the options' weight store, else `store`
   void* arena = nullptr;
   DeviceMemory chaos_cycles;  // chaos mode: one delay (clock cycles) per plan step
   size_t weight_total = 0;
