@@ -122,7 +122,7 @@ std::vector<const sched::CostModel*> Search::further_models() const {
   return out;
 }
 
-Expected<sched::OptimizeResult> Search::run(const ir::Graph& g, sched::OptimizeOptions options) {
+Expected<sched::OptimizeResult> Search::run(const ir::Graph& g, sched::OptimizeOptions& options) {
 #ifdef IOS_WITH_RUNTIME
   for (const auto& view : workers_->views) options.extra_models.push_back(view.get());
   if (!workers_->views.empty()) options.idle_workers = &idle_;

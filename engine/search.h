@@ -62,8 +62,9 @@ class Search {
   // The first worker's model, and the further workers' (for reports of their timing).
   sched::CostModel& first_model() { return *model_; }
   std::vector<const sched::CostModel*> further_models() const;
-  // sched::optimize with the further workers and their pool.
-  Expected<sched::OptimizeResult> run(const ir::Graph& g, sched::OptimizeOptions options);
+  // sched::optimize with the further workers and their pool, which `options` gains (its extra_models and
+  // idle_workers: the search report reads them).
+  Expected<sched::OptimizeResult> run(const ir::Graph& g, sched::OptimizeOptions& options);
   // The stage cache written to its file, where one is named (after the search and whatever else was timed).
   Status save_cache() const;
 
