@@ -148,7 +148,8 @@ std::vector<int64_t> dims_of(const Constant& c) {
 // with -1 to pick Expand's target, `Where(Equal(shape, -1), 1, shape)`).
 Expected<Constant> equal(const Constant& a, const Constant& b) {
   ASSIGN_OR_RETURN(auto shape, broadcast_all({&a, &b}));
-  const auto& [dims, n] = shape;
+  const std::vector<int64_t>& dims = shape.first;
+  const int64_t n = shape.second;
   const bool ints = is_integer(a) && is_integer(b);
   std::vector<int64_t> out(static_cast<size_t>(n));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -165,7 +166,8 @@ Expected<Constant> where(const std::vector<const Constant*>& in) {
   ASSIGN_OR_RETURN(const Constant* y, input(in, 2));
   RETURN_ERROR_IF(!is_integer(*c), ErrorCode::kInvalidArgument, "input 0 (condition) must be booleans");
   ASSIGN_OR_RETURN(auto shape, broadcast_all({c, x, y}));
-  const auto& [dims, n] = shape;
+  const std::vector<int64_t>& dims = shape.first;
+  const int64_t n = shape.second;
   auto pick = [&](size_t i) {
     return c->ints[broadcast_index(dims_of(*c), dims, i)] != 0
                ? std::make_pair(x, broadcast_index(dims_of(*x), dims, i))
