@@ -94,15 +94,21 @@ TEST(OnnxGroups, SelectiveKernelWeighsItsStackedPathsByASoftmaxAcrossThem) {
   expect_near(run(model, x), want);
 }
 
-// timm's SplitAttn with radix 2 and cardinality 1: the convolution's output viewed as (N, radix, C, H, W), its
-// RadixSoftmax a Reshape to (N, 1, radix, -1), Transpose(0, 2, 1, 3), Softmax on axis 1 and Reshapes back.
-TEST(OnnxGroups, SplitAttentionsRadixSoftmaxIsASoftmaxAcrossTheRadixGroups) {
-  constexpr int kC = 2, kRadix = 2;
-  const std::vector<float> w = {0.5f, -1.f, 2.f, 0.25f, -0.75f, 1.5f, 0.f, 1.f};  // fc2: 4 x 2
+// timm's SplitAttn with radix 2: the convolution's output viewed as (N, radix, C, H, W); its RadixSoftmax views
+// the pooled logits as (N, cardinality, radix, C'), so that above cardinality 1 (resnest50d_4s2x40d) the
+// Transpose(0, 2, 1, 3) reorders the channels to (radix, cardinality, C') before the softmax across the radix.
+// Both exporters' forms: flattened and reshaped back (TorchScript), or the softmax reshaped to 5-D at once
+// (dynamo).
+void check_split_attention(int cardinality, bool dynamo) {
+  SCOPED_TRACE("cardinality " + std::to_string(cardinality) + (dynamo ? ", dynamo" : ", TorchScript"));
+  constexpr int kRadix = 2, kCp = 2;
+  const int c_split = cardinality * kCp;  // channels per radix split
+  std::vector<float> w(size_t(kRadix * c_split * c_split));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float((i * 5) % 7) * 0.4f - 1.2f;
   Model m(17);
-  m.input("x", {1, kRadix * kC, kH, kW}).output("y").init("w", {kRadix * kC, kC, 1, 1}, w);
-  m.init_ints("split", {1, kRadix, kC, kH, kW}).init_ints("card", {1, 1, kRadix, -1});
-  m.init_ints("flat", {1, -1}).init_ints("pool4", {1, -1, 1, 1}).init_ints("att5", {1, kRadix, kC, 1, 1});
+  m.input("x", {1, kRadix * c_split, kH, kW}).output("y").init("w", {kRadix * c_split, c_split, 1, 1}, w);
+  m.init_ints("split", {1, kRadix, c_split, kH, kW}).init_ints("card", {1, cardinality, kRadix, -1});
+  m.init_ints("flat", {1, -1}).init_ints("pool4", {1, -1, 1, 1}).init_ints("att5", {1, kRadix, c_split, 1, 1});
   m.node("Reshape", {"x", "split"}, {"xv"});
   reduce(m, "ReduceSum", "xv", "gap", {1}, 0);
   reduce(m, "ReduceMean", "gap", "p", {2, 3}, 1);
@@ -110,24 +116,31 @@ TEST(OnnxGroups, SplitAttentionsRadixSoftmaxIsASoftmaxAcrossTheRadixGroups) {
   m.node("Reshape", {"z", "card"}, {"zc"});
   set_ints(m.node("Transpose", {"zc"}, {"zt"}), "perm", {0, 2, 1, 3});
   set_int(m.node("Softmax", {"zt"}, {"sm"}), "axis", 1);
-  m.node("Reshape", {"sm", "flat"}, {"sf"});
-  m.node("Reshape", {"sf", "pool4"}, {"s4"});
-  m.node("Reshape", {"s4", "att5"}, {"att"});
+  if (dynamo) {
+    m.node("Reshape", {"sm", "att5"}, {"att"});
+  } else {
+    m.node("Reshape", {"sm", "flat"}, {"sf"});
+    m.node("Reshape", {"sf", "pool4"}, {"s4"});
+    m.node("Reshape", {"s4", "att5"}, {"att"});
+  }
   m.node("Mul", {"xv", "att"}, {"prod"});
   reduce(m, "ReduceSum", "prod", "y", {1}, 0);
   const ImportedModel model = imported(m);
   EXPECT_EQ(count_kind(model.graph, ir::OpKind::kChannelSoftmax), 1);
 
-  const std::vector<float> x = sample_input(kRadix * kC);
-  std::vector<float> gap(size_t(kC * kPlane));
+  const std::vector<float> x = sample_input(kRadix * c_split);
+  std::vector<float> gap(size_t(c_split * kPlane));
   for (size_t i = 0; i < gap.size(); ++i) gap[i] = x[i] + x[i + gap.size()];
-  const std::vector<double> p = pooled(gap, kC);
-  std::vector<double> z(kRadix * kC, 0.0);
-  for (int o = 0; o < kRadix * kC; ++o)
-    for (int c = 0; c < kC; ++c) z[size_t(o)] += w[size_t(o * kC + c)] * p[size_t(c)];
+  const std::vector<double> p = pooled(gap, c_split);
+  std::vector<double> z(size_t(kRadix * c_split), 0.0);
+  for (int o = 0; o < kRadix * c_split; ++o)
+    for (int c = 0; c < c_split; ++c) z[size_t(o)] += w[size_t(o * c_split + c)] * p[size_t(c)];
   std::vector<float> want(gap.size());
-  for (int c = 0; c < kC; ++c) {
-    const double s0 = 1.0 / (1.0 + std::exp(z[size_t(kC + c)] - z[size_t(c)]));
+  for (int c = 0; c < c_split; ++c) {
+    // channel c of every split is (cardinality k, position j); its logit of radix r is z[(k, r, j)]
+    const int k = c / kCp, j = c % kCp;
+    const double z0 = z[size_t((k * kRadix + 0) * kCp + j)], z1 = z[size_t((k * kRadix + 1) * kCp + j)];
+    const double s0 = 1.0 / (1.0 + std::exp(z1 - z0));
     for (int q = 0; q < kPlane; ++q) {
       const size_t i = size_t(c * kPlane + q);
       want[i] = float(x[i] * s0 + x[i + gap.size()] * (1.0 - s0));
@@ -136,57 +149,9 @@ TEST(OnnxGroups, SplitAttentionsRadixSoftmaxIsASoftmaxAcrossTheRadixGroups) {
   expect_near(run(model, x), want);
 }
 
-// Cardinality 2 (resnest50d_4s2x40d): the logits viewed as (N, cardinality, radix, C'), so the Transpose
-// reorders the pooled channels to (radix, cardinality, C') before the softmax across the radix. Both
-// exporters' forms: flattened and reshaped back (TorchScript), or the softmax reshaped to 5-D at once (dynamo).
-TEST(OnnxGroups, SplitAttentionOfCardinalityTwoPermutesItsPooledLogits) {
-  constexpr int kCard = 2, kRadix = 2, kCp = 2, kC = kCard * kCp;  // kC channels per radix split
-  std::vector<float> w(size_t(kRadix * kC * kC));
-  for (size_t i = 0; i < w.size(); ++i) w[i] = float((i * 5) % 7) * 0.4f - 1.2f;
-  for (bool dynamo : {false, true}) {
-    Model m(17);
-    m.input("x", {1, kRadix * kC, kH, kW}).output("y").init("w", {kRadix * kC, kC, 1, 1}, w);
-    m.init_ints("split", {1, kRadix, kC, kH, kW}).init_ints("card", {1, kCard, kRadix, -1});
-    m.init_ints("flat", {1, -1}).init_ints("pool4", {1, -1, 1, 1}).init_ints("att5", {1, kRadix, kC, 1, 1});
-    m.node("Reshape", {"x", "split"}, {"xv"});
-    reduce(m, "ReduceSum", "xv", "gap", {1}, 0);
-    reduce(m, "ReduceMean", "gap", "p", {2, 3}, 1);
-    m.node("Conv", {"p", "w"}, {"z"});
-    m.node("Reshape", {"z", "card"}, {"zc"});
-    set_ints(m.node("Transpose", {"zc"}, {"zt"}), "perm", {0, 2, 1, 3});
-    set_int(m.node("Softmax", {"zt"}, {"sm"}), "axis", 1);
-    if (dynamo) {
-      m.node("Reshape", {"sm", "att5"}, {"att"});
-    } else {
-      m.node("Reshape", {"sm", "flat"}, {"sf"});
-      m.node("Reshape", {"sf", "pool4"}, {"s4"});
-      m.node("Reshape", {"s4", "att5"}, {"att"});
-    }
-    m.node("Mul", {"xv", "att"}, {"prod"});
-    reduce(m, "ReduceSum", "prod", "y", {1}, 0);
-    const ImportedModel model = imported(m);
-    EXPECT_EQ(count_kind(model.graph, ir::OpKind::kChannelSoftmax), 1);
-
-    const std::vector<float> x = sample_input(kRadix * kC);
-    std::vector<float> gap(size_t(kC * kPlane));
-    for (size_t i = 0; i < gap.size(); ++i) gap[i] = x[i] + x[i + gap.size()];
-    const std::vector<double> p = pooled(gap, kC);
-    std::vector<double> z(kRadix * kC, 0.0);
-    for (int o = 0; o < kRadix * kC; ++o)
-      for (int c = 0; c < kC; ++c) z[size_t(o)] += w[size_t(o * kC + c)] * p[size_t(c)];
-    std::vector<float> want(gap.size());
-    for (int c = 0; c < kC; ++c) {
-      // channel c of every split is (cardinality k, position j); its logit of radix r is z[(k, r, j)]
-      const int k = c / kCp, j = c % kCp;
-      const double z0 = z[size_t((k * kRadix + 0) * kCp + j)], z1 = z[size_t((k * kRadix + 1) * kCp + j)];
-      const double s0 = 1.0 / (1.0 + std::exp(z1 - z0));
-      for (int q = 0; q < kPlane; ++q) {
-        const size_t i = size_t(c * kPlane + q);
-        want[i] = float(x[i] * s0 + x[i + gap.size()] * (1.0 - s0));
-      }
-    }
-    expect_near(run(model, x), want);
-  }
+TEST(OnnxGroups, SplitAttentionsRadixSoftmaxIsASoftmaxAcrossTheRadixGroups) {
+  for (int cardinality : {1, 2})
+    for (bool dynamo : {false, true}) check_split_attention(cardinality, dynamo);
 }
 
 // A classifier's probabilities (Softmax of (N, features) pooled logits), and a softmax over the channels of a

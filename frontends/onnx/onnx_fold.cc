@@ -78,20 +78,41 @@ size_t broadcast_index(const std::vector<int64_t>& dims, const std::vector<int64
   return index;
 }
 
+// The dimensions a constant broadcasts with: a scalar may come without dimensions, and its one value
+// then broadcasts as a 0-D tensor.
+std::vector<int64_t> dims_of(const Constant& c) {
+  return c.numel() == 1 && c.dims.empty() ? std::vector<int64_t>{} : c.dims;
+}
+
+// The dimensions NumPy broadcasts `operands` to, and the count of values: no more than the largest
+// operand's or the folding limit, whichever is larger.
+struct Broadcast {
+  std::vector<int64_t> dims;
+  int64_t count = 1;
+};
+Expected<Broadcast> broadcast_all(const std::vector<const Constant*>& operands) {
+  Broadcast out;
+  int64_t largest = kMaxFoldedElements;
+  for (const Constant* c : operands) {
+    ASSIGN_OR_RETURN(out.dims, broadcast_dims(out.dims, dims_of(*c)));
+    largest = std::max(largest, c->numel());
+  }
+  for (int64_t d : out.dims)
+    RETURN_ERROR_IF(__builtin_mul_overflow(out.count, d, &out.count), ErrorCode::kInvalidArgument,
+                    "a shape past int64");
+  RETURN_ERROR_IF(out.count > largest, ErrorCode::kInvalidArgument,
+                  "broadcasting makes more than the limit of " + std::to_string(kMaxFoldedElements) + " values");
+  return out;
+}
+
 // Add / Sub / Mul / Div / Pow / Max / Min of two constants, broadcast as NumPy does. Integers stay
 // integers (checked for overflow) except under Pow.
 Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Constant& b) {
-  // A scalar may come without dimensions: its one value broadcasts as a 0-D tensor.
-  const std::vector<int64_t> da = a.numel() == 1 && a.dims.empty() ? std::vector<int64_t>{} : a.dims;
-  const std::vector<int64_t> db = b.numel() == 1 && b.dims.empty() ? std::vector<int64_t>{} : b.dims;
-  ASSIGN_OR_RETURN(std::vector<int64_t> dims, broadcast_dims(da, db));
-  int64_t n = 1;
-  for (int64_t d : dims)
-    RETURN_ERROR_IF(__builtin_mul_overflow(n, d, &n), ErrorCode::kInvalidArgument, "a shape past int64");
-  RETURN_ERROR_IF(n > std::max({a.numel(), b.numel(), kMaxFoldedElements}), ErrorCode::kInvalidArgument,
-                  "broadcasting makes more than the limit of " + std::to_string(kMaxFoldedElements) + " values");
+  ASSIGN_OR_RETURN(const Broadcast shape, broadcast_all({&a, &b}));
+  const std::vector<int64_t> da = dims_of(a), db = dims_of(b);
+  const std::vector<int64_t>& dims = shape.dims;
   if (is_integer(a) && is_integer(b) && op != "Pow") {
-    std::vector<int64_t> out(static_cast<size_t>(n));
+    std::vector<int64_t> out(static_cast<size_t>(shape.count));
     for (size_t i = 0; i < out.size(); ++i) {
       const int64_t x = a.ints[broadcast_index(da, dims, i)], y = b.ints[broadcast_index(db, dims, i)];
       // The operands are untrusted: a result past int64 is an error, never undefined behaviour.
@@ -110,7 +131,7 @@ Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Co
     }
     return make(dims, std::move(out));
   }
-  std::vector<float> out(static_cast<size_t>(n));
+  std::vector<float> out(static_cast<size_t>(shape.count));
   for (size_t i = 0; i < out.size(); ++i) {
     const float x = a.floats[broadcast_index(da, dims, i)], y = b.floats[broadcast_index(db, dims, i)];
     out[i] = op == "Add"   ? x + y
@@ -124,39 +145,18 @@ Expected<Constant> arithmetic(const std::string& op, const Constant& a, const Co
   return make_floats(dims, std::move(out));
 }
 
-// The dimensions NumPy broadcasts `operands` to, and the count of values.
-Expected<std::pair<std::vector<int64_t>, int64_t>> broadcast_all(const std::vector<const Constant*>& operands) {
-  std::vector<int64_t> dims;
-  int64_t largest = kMaxFoldedElements;
-  for (const Constant* c : operands) {
-    ASSIGN_OR_RETURN(dims, broadcast_dims(dims, c->numel() == 1 && c->dims.empty() ? std::vector<int64_t>{} : c->dims));
-    largest = std::max(largest, c->numel());
-  }
-  int64_t n = 1;
-  for (int64_t d : dims)
-    RETURN_ERROR_IF(__builtin_mul_overflow(n, d, &n), ErrorCode::kInvalidArgument, "a shape past int64");
-  RETURN_ERROR_IF(n > largest, ErrorCode::kInvalidArgument,
-                  "broadcasting makes more than the limit of " + std::to_string(kMaxFoldedElements) + " values");
-  return std::make_pair(dims, n);
-}
-
-std::vector<int64_t> dims_of(const Constant& c) {
-  return c.numel() == 1 && c.dims.empty() ? std::vector<int64_t>{} : c.dims;
-}
-
 // Equal of two constants, broadcast: booleans, held as the integers 0 and 1 (exporters compare a shape
 // with -1 to pick Expand's target, `Where(Equal(shape, -1), 1, shape)`).
 Expected<Constant> equal(const Constant& a, const Constant& b) {
-  ASSIGN_OR_RETURN(auto shape, broadcast_all({&a, &b}));
-  const std::vector<int64_t>& dims = shape.first;
-  const int64_t n = shape.second;
+  ASSIGN_OR_RETURN(const Broadcast shape, broadcast_all({&a, &b}));
+  const std::vector<int64_t> da = dims_of(a), db = dims_of(b);
   const bool ints = is_integer(a) && is_integer(b);
-  std::vector<int64_t> out(static_cast<size_t>(n));
+  std::vector<int64_t> out(static_cast<size_t>(shape.count));
   for (size_t i = 0; i < out.size(); ++i) {
-    const size_t ia = broadcast_index(dims_of(a), dims, i), ib = broadcast_index(dims_of(b), dims, i);
+    const size_t ia = broadcast_index(da, shape.dims, i), ib = broadcast_index(db, shape.dims, i);
     out[i] = ints ? a.ints[ia] == b.ints[ib] : a.floats[ia] == b.floats[ib];
   }
-  return make(dims, std::move(out));
+  return make(shape.dims, std::move(out));
 }
 
 // Where(condition, x, y) of constants, broadcast; x and y both integers or both floats.
@@ -165,22 +165,27 @@ Expected<Constant> where(const std::vector<const Constant*>& in) {
   ASSIGN_OR_RETURN(const Constant* x, input(in, 1));
   ASSIGN_OR_RETURN(const Constant* y, input(in, 2));
   RETURN_ERROR_IF(!is_integer(*c), ErrorCode::kInvalidArgument, "input 0 (condition) must be booleans");
-  ASSIGN_OR_RETURN(auto shape, broadcast_all({c, x, y}));
-  const std::vector<int64_t>& dims = shape.first;
-  const int64_t n = shape.second;
+  ASSIGN_OR_RETURN(const Broadcast shape, broadcast_all({c, x, y}));
+  const std::vector<int64_t> dc = dims_of(*c), dx = dims_of(*x), dy = dims_of(*y);
+  // The operand element i comes from, and where in it.
   auto pick = [&](size_t i) {
-    return c->ints[broadcast_index(dims_of(*c), dims, i)] != 0
-               ? std::make_pair(x, broadcast_index(dims_of(*x), dims, i))
-               : std::make_pair(y, broadcast_index(dims_of(*y), dims, i));
+    return c->ints[broadcast_index(dc, shape.dims, i)] != 0 ? std::make_pair(x, broadcast_index(dx, shape.dims, i))
+                                                            : std::make_pair(y, broadcast_index(dy, shape.dims, i));
   };
   if (is_integer(*x) && is_integer(*y)) {
-    std::vector<int64_t> out(static_cast<size_t>(n));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = pick(i).first->ints[pick(i).second];
-    return make(dims, std::move(out));
+    std::vector<int64_t> out(static_cast<size_t>(shape.count));
+    for (size_t i = 0; i < out.size(); ++i) {
+      const auto [from, at] = pick(i);
+      out[i] = from->ints[at];
+    }
+    return make(shape.dims, std::move(out));
   }
-  std::vector<float> out(static_cast<size_t>(n));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = pick(i).first->floats[pick(i).second];
-  return make_floats(dims, std::move(out));
+  std::vector<float> out(static_cast<size_t>(shape.count));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto [from, at] = pick(i);
+    out[i] = from->floats[at];
+  }
+  return make_floats(shape.dims, std::move(out));
 }
 
 // Ceil, Floor, Neg, Abs, Sqrt, Reciprocal of a constant; Ceil and Floor of integers are the integers.

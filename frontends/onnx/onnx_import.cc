@@ -82,8 +82,6 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
   return table;
 }
 
-bool default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
-
 std::string node_label(const onnx::NodeProto& n, int opset) {
   return "node '" + n.name() + "' (" + (default_domain(n.domain()) ? "" : n.domain() + ".") + n.op_type() + ", opset " +
          std::to_string(opset) + ")";
@@ -563,7 +561,6 @@ Expected<ImportedModel> Importer::run(const std::string& name) {
 namespace {
 
 using detail::bad;
-using detail::default_domain;
 using detail::Importer;
 
 Expected<int> default_opset(const onnx::ModelProto& model) {

@@ -163,9 +163,7 @@ bool Importer::pad_folds(const onnx::NodeProto& n, const ir::PadAttrs& a) const 
   auto readers = readers_.find(n.output(0));
   if (uses(n.output(0)) != 1 || readers == readers_.end() || readers->second.size() != 1) return false;
   const onnx::NodeProto& r = nodes_[size_t(readers->second[0])];
-  if (r.op_type() != "Conv" || !(r.domain().empty() || r.domain() == "ai.onnx") || r.input_size() < 2 ||
-      r.input(0) != n.output(0))
-    return false;
+  if (r.op_type() != "Conv" || !default_domain(r) || r.input_size() < 2 || r.input(0) != n.output(0)) return false;
   auto w = consts_.find(r.input(1));
   Expected<std::string> auto_pad = Attributes(r).get_string("auto_pad", "NOTSET");
   return w != consts_.end() && w->second.dims.size() == 4 && auto_pad && *auto_pad == "NOTSET";

@@ -5,6 +5,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "frontends/onnx/onnx_tensors.h"
+
 namespace ios::onnx_import {
 
 namespace {
@@ -42,8 +44,6 @@ class Rewriter {
   }
 
  private:
-  static bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
-
   // The node producing `tensor` when it is an op of this type whose every output only this pattern reads.
   std::optional<size_t> sole(const std::string& tensor, const char* op) const {
     auto it = producer_.find(tensor);

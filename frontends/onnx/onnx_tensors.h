@@ -22,6 +22,10 @@ struct Constant {
   int64_t numel() const;
 };
 
+// Whether an op domain is ONNX's own ("" and "ai.onnx" both name it), the only one whose ops are read.
+inline bool default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+inline bool default_domain(const onnx::NodeProto& n) { return default_domain(n.domain()); }
+
 // `base_dir`: where external data files are looked up (the model's folder).
 Expected<Constant> read_tensor(const onnx::TensorProto& t, const std::string& base_dir);
 
