@@ -344,7 +344,7 @@ int run_on_gpu(RunArgs& a, ios::engine::Engine& engine, ios::engine::DebugOption
   if (!context) return fail(context.status());
   ios::rt::Executor& exec = *(*context)->executor();
   const Graph* g = &engine.graph();
-  const ios::ir::Weights& weights = engine.plan().weights;
+  const ios::ir::Weights& weights = *engine.plan().weights;
   auto compiled = ios::sched::compile_plan(*g, engine.plan().schedule, engine.plan().execution.mode);
   if (!compiled) return fail(compiled.status());
   const ios::sched::ExecutionPlan& plan = *compiled;
@@ -411,8 +411,8 @@ int cmd_run(RunArgs& a) {
     auto engine = load_plan(a, {ios::engine::Device::kCpu, "", false});
     if (!engine) return fail(engine.status());
     const ios::cli::ReferenceRunOptions options{(*engine)->config().batch, a.input_file, a.output_file};
-    if (Status s =
-            ios::cli::run_reference((*engine)->graph(), (*engine)->plan().weights, options, report.text(), report.json);
+    if (Status s = ios::cli::run_reference((*engine)->graph(), *(*engine)->plan().weights, options, report.text(),
+                                           report.json);
         !s)
       return fail(s);
     return report.finish();

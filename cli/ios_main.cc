@@ -29,21 +29,10 @@ std::string version_text() {
 // `ios run --device cpu` runs the CPU reference, which has no precision, layout, schedule or timing: a flag
 // of the GPU path given with it is named in an error rather than ignored.
 Status check_reference_flags(const CLI::App& run) {
-  static const std::set<std::string> applies = {"--device",
-                                                "--model",
-                                                "--graph",
-                                                "--onnx",
-                                                "--weights",
-                                                "--randwire-graphs",
-                                                "--nasnet-filters",
-                                                "--nasnet-stem-filters",
-                                                "--batch",
-                                                "--plan",
-                                                "--input",
-                                                "--output",
-                                                "--json"};
+  // Besides the network's own options (GraphSource's group): the run's inputs and outputs.
+  static const std::set<std::string> applies = {"--device", "--batch", "--plan", "--input", "--output", "--json"};
   for (const CLI::Option* option : run.get_options()) {
-    if (option->count() == 0 || option->get_lnames().empty()) continue;
+    if (option->count() == 0 || option->get_lnames().empty() || option->get_group() == GraphSource::kGroup) continue;
     const std::string flag = "--" + option->get_lnames().front();
     RETURN_ERROR_IF(
         applies.count(flag) == 0, ios::ErrorCode::kInvalidArgument,

@@ -67,18 +67,25 @@ struct GraphSource {
   std::string weights_file;
   ios::models::ModelOptions options;
 
+  // Its options are listed under this heading in --help; `ios run --device cpu` takes all of them.
+  static constexpr const char* kGroup = "Network";
+
   void add_to(CLI::App* cmd) {
-    auto* m = cmd->add_option("--model", model, "network name (see `ios models`)");
-    auto* f = cmd->add_option("--graph", graph_file, "graph file in IOS's JSON format");
-    auto* o = cmd->add_option("--onnx", onnx_file, "ONNX model (opsets 11-21), run with its own weights");
+    auto* m = cmd->add_option("--model", model, "network name (see `ios models`)")->group(kGroup);
+    auto* f = cmd->add_option("--graph", graph_file, "graph file in IOS's JSON format")->group(kGroup);
+    auto* o =
+        cmd->add_option("--onnx", onnx_file, "ONNX model (opsets 11-21), run with its own weights")->group(kGroup);
     m->excludes(f)->excludes(o);
     f->excludes(o);
     cmd->add_option("--weights", weights_file, "weights file for --model/--graph (from `ios import --weights-out`)")
-        ->excludes(o);
+        ->excludes(o)
+        ->group(kGroup);
     cmd->add_option("--randwire-graphs", options.randwire_graphs_dir,
-                    "folder holding IOS's four RandWire graph files (ws-*.txt)");
-    cmd->add_option("--nasnet-filters", options.nasnet_filters, "NasNet filters (IOS: 168)");
-    cmd->add_option("--nasnet-stem-filters", options.nasnet_stem_filters, "NasNet stem filters (IOS: 96)");
+                    "folder holding IOS's four RandWire graph files (ws-*.txt)")
+        ->group(kGroup);
+    cmd->add_option("--nasnet-filters", options.nasnet_filters, "NasNet filters (IOS: 168)")->group(kGroup);
+    cmd->add_option("--nasnet-stem-filters", options.nasnet_stem_filters, "NasNet stem filters (IOS: 96)")
+        ->group(kGroup);
   }
 
   // The graph, and the weights the source brings (--onnx, --weights: read and checked here).
