@@ -22,12 +22,15 @@ Expected<BatchBuckets> BatchBuckets::build(const BuildOptions& options, const ir
   RETURN_ERROR_IF(std::adjacent_find(batches.begin(), batches.end()) != batches.end(), ErrorCode::kInvalidArgument,
                   "batch buckets: a batch size is given twice (" + batches_text(batches) + ")");
   RETURN_ERROR_IF(batches.front() < 1, ErrorCode::kInvalidArgument, "batch buckets: batch sizes start at 1");
+  // One copy of the weights, on the host and on the device, for every bucket.
+  const auto weights = std::make_shared<const ir::Weights>(w);
   std::vector<std::shared_ptr<Engine>> engines;
   for (int batch : batches) {
     BuildOptions o = options;
     o.search.batch = batch;
     ASSIGN_OR_RETURN(std::unique_ptr<Builder> builder, Builder::create(o));
-    Expected<std::shared_ptr<Engine>> e = builder->build(g, w);
+    if (!engines.empty()) builder->share_device_weights(*engines.front());
+    Expected<std::shared_ptr<Engine>> e = builder->build(g, weights);
     if (!e) return e.status().with_context("batch " + std::to_string(batch));
     engines.push_back(std::move(*e));
   }
@@ -47,6 +50,7 @@ Expected<BatchBuckets> BatchBuckets::load(const std::string& path, const Engine:
                       path + ": its plans' batch sizes do not increase");
     }
     ASSIGN_OR_RETURN(std::shared_ptr<Engine> e, Engine::from_plan(std::move(p), options, path));
+    if (!engines.empty()) e->share_device_weights(*engines.front());  // where the file shares its weights
     engines.push_back(std::move(e));
   }
   return BatchBuckets(std::move(engines));

@@ -49,6 +49,12 @@ Expected<std::unique_ptr<Builder>> Builder::create(const BuildOptions& o) {
   return std::unique_ptr<Builder>(new Builder(o, config));
 }
 
+void Builder::share_device_weights([[maybe_unused]] const Engine& first) {
+#ifdef IOS_WITH_RUNTIME
+  if (first.gpu_) gpu_->weights = first.gpu_->weights;
+#endif
+}
+
 Expected<std::shared_ptr<rt::Context>> Builder::gpu_context() {
 #ifdef IOS_WITH_RUNTIME
   RETURN_ERROR_IF(options_.device != Device::kGpu, ErrorCode::kUnavailable, "a build for the CPU has no GPU context");
@@ -134,7 +140,7 @@ Expected<std::vector<Candidate>> build_candidates(const EnginePlan& plan, const 
   for (Candidate& c : out) {
     ExecConfig config = plan.config;
     config.concat_writes = c.writes;
-    ASSIGN_OR_RETURN(c.executor, build_executor(plan.graph, plan.weights, plan.schedule, config, c.execution, context,
+    ASSIGN_OR_RETURN(c.executor, build_executor(plan.graph, *plan.weights, plan.schedule, config, c.execution, context,
                                                 debug, weights, store));
   }
   return out;
@@ -186,7 +192,13 @@ Expected<std::unique_ptr<rt::Executor>> build_executor(const ir::Graph& g, const
 
 Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, ir::Weights w, std::optional<sched::Schedule> schedule,
                                                  const DebugOptions& debug, BuildReport* report) {
-  RETURN_ERROR_IF(w.per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
+  return build(std::move(g), std::make_shared<const ir::Weights>(std::move(w)), std::move(schedule), debug, report);
+}
+
+Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, std::shared_ptr<const ir::Weights> w,
+                                                 std::optional<sched::Schedule> schedule, const DebugOptions& debug,
+                                                 BuildReport* report) {
+  RETURN_ERROR_IF(!w || w->per_node.size() != g.nodes.size(), ErrorCode::kInvalidArgument,
                   "the weights were made for another graph");
   EnginePlan plan;
   if (schedule) {
@@ -195,7 +207,7 @@ Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, ir::Weights w, std
     plan.info.schedule_label = policy ? sched::policy_display_name(*policy) : "given schedule";
     plan.schedule = std::move(*schedule);
   } else {
-    ASSIGN_OR_RETURN(plan.schedule, search(g, w, &plan.info.schedule_label));
+    ASSIGN_OR_RETURN(plan.schedule, search(g, *w, &plan.info.schedule_label));
   }
   plan.graph = std::move(g);
   plan.weights = std::move(w);
@@ -213,7 +225,8 @@ Expected<std::shared_ptr<Engine>> Builder::build(ir::Graph g, ir::Weights w, std
   // Executors point at the graph they run: they are built on the engine's own copy.
   std::shared_ptr<Engine> engine(new Engine(std::move(plan), Device::kGpu));
   EnginePlan& p = engine->plan_;
-  auto weights = std::make_shared<rt::DeviceStore>();  // the engine's: its later contexts read them too
+  // The engine's (its later contexts read them too), or the first batch bucket's.
+  auto weights = gpu_->weights ? gpu_->weights : std::make_shared<rt::DeviceStore>();
   ASSIGN_OR_RETURN(std::vector<Candidate> candidates, build_candidates(p, o, context, weights, debug));
   ASSIGN_OR_RETURN(size_t best, fastest(candidates, report));
   Candidate& kept = candidates[best];

@@ -96,9 +96,17 @@ Expected<std::shared_ptr<Engine>> Engine::from_plan(EnginePlan plan, const LoadO
   co.verbose = options.verbose;
   e->gpu_ = std::make_unique<GpuState>();
   ASSIGN_OR_RETURN(e->gpu_->context, rt::Context::create(co));
+  e->gpu_->weights = std::make_shared<rt::DeviceStore>();
   return e;
 #else
   return error(ErrorCode::kUnavailable, path + ": this build has no GPU runtime; run the engine with --device cpu");
+#endif
+}
+
+void Engine::share_device_weights([[maybe_unused]] const Engine& first) {
+#ifdef IOS_WITH_RUNTIME
+  if (gpu_ && first.gpu_ && first.gpu_->weights && plan_.weights == first.plan_.weights)
+    gpu_->weights = first.gpu_->weights;
 #endif
 }
 
@@ -124,7 +132,7 @@ Expected<std::unique_ptr<ExecutionContext>> Engine::create_context(Device device
     ASSIGN_OR_RETURN(context, gpu_->context->sibling());
   }
   if (!gpu_->weights) gpu_->weights = std::make_shared<rt::DeviceStore>();
-  ASSIGN_OR_RETURN(c->gpu_->executor, build_executor(plan_.graph, plan_.weights, plan_.schedule, plan_.config,
+  ASSIGN_OR_RETURN(c->gpu_->executor, build_executor(plan_.graph, *plan_.weights, plan_.schedule, plan_.config,
                                                      plan_.execution, context, debug, gpu_->weights));
   ++gpu_->contexts_made;
   return c;
@@ -170,7 +178,7 @@ Expected<std::vector<float>> ExecutionContext::run(const std::vector<float>& inp
   if (device_ == Device::kCpu) {
     reference::Tensor in(engine_->config().batch, engine_->graph().input_shape());
     in.data = input;
-    ASSIGN_OR_RETURN(reference::Tensor out, reference::run(engine_->graph(), engine_->plan().weights, in));
+    ASSIGN_OR_RETURN(reference::Tensor out, reference::run(engine_->graph(), *engine_->plan().weights, in));
     return std::move(out.data);
   }
 #ifdef IOS_WITH_RUNTIME

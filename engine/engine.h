@@ -126,6 +126,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
  private:
   friend class Builder;
+  friend class BatchBuckets;
+  // Reads its weights on the device from `first`'s copy: a later batch bucket of one file, whose plan
+  // holds `first`'s weights (GPU engines only; otherwise nothing changes).
+  void share_device_weights(const Engine& first);
   Engine(EnginePlan plan, Device device);
   EnginePlan plan_;
   Device device_;
@@ -176,6 +180,10 @@ class Builder {
   Expected<std::shared_ptr<Engine>> build(ir::Graph g, ir::Weights w,
                                           std::optional<sched::Schedule> schedule = std::nullopt,
                                           const DebugOptions& debug = {}, BuildReport* report = nullptr);
+  // The same with weights other engines hold too (batch buckets of one network).
+  Expected<std::shared_ptr<Engine>> build(ir::Graph g, std::shared_ptr<const ir::Weights> w,
+                                          std::optional<sched::Schedule> schedule = std::nullopt,
+                                          const DebugOptions& debug = {}, BuildReport* report = nullptr);
 
   const BuildOptions& options() const { return options_; }
   const ExecConfig& config() const { return config_; }  // concatenations written as the first variant asks
@@ -189,7 +197,10 @@ class Builder {
   struct GpuState;
 
  private:
+  friend class BatchBuckets;
   Builder(BuildOptions options, ExecConfig config);
+  // Its engine's device weights go where `first`'s are (a later batch bucket of `first`'s network).
+  void share_device_weights(const Engine& first);
   Expected<std::unique_ptr<sched::CostModel>> cost_model(const ir::Graph& g);
   Status attach_opara_profile(const ir::Graph& g, const ir::Weights& w, sched::OptimizeOptions& search);
   BuildOptions options_;

@@ -15,7 +15,8 @@ struct Engine::GpuState {
   std::unique_ptr<rt::Executor> built;   // the builder's executor, until the first context takes it
   DebugOptions built_debug;              // what it was built with
   int contexts_made = 0;
-  std::shared_ptr<rt::DeviceStore> weights;  // every context's weights, uploaded once (made on first need)
+  // Every context's weights, uploaded once (made on first need); batch buckets of one network share it.
+  std::shared_ptr<rt::DeviceStore> weights;
 };
 
 struct ExecutionContext::GpuState {
@@ -24,6 +25,7 @@ struct ExecutionContext::GpuState {
 
 struct Builder::GpuState {
   std::shared_ptr<rt::Context> context;
+  std::shared_ptr<rt::DeviceStore> weights;  // where the engine's weights go; null: a store of the engine's own
 };
 
 // The schedule compiled for `execution` and built on `context`: its weights in `weights` (shared by the

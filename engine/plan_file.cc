@@ -161,18 +161,20 @@ Status write_plan(const EnginePlan& plan, AtomicFile& out, const std::string& pa
   const uint64_t length = header.size();
   out.write(&length, sizeof(length));
   out.write(header.data(), header.size());
-  return shared_weights ? Status::ok() : ir::write_weights(plan.weights, out, path);
+  return shared_weights ? Status::ok() : ir::write_weights(*plan.weights, out, path);
 }
 
 bool same_parameters(const EnginePlan& a, const EnginePlan& b) {
-  if (a.weights.per_node.size() != b.weights.per_node.size()) return false;
-  for (size_t n = 0; n < a.weights.per_node.size(); ++n) {
-    const auto &x = a.weights.per_node[n], &y = b.weights.per_node[n];
+  if (ir::graph_to_json(a.graph) != ir::graph_to_json(b.graph)) return false;
+  if (a.weights == b.weights) return true;
+  if (a.weights->per_node.size() != b.weights->per_node.size()) return false;
+  for (size_t n = 0; n < a.weights->per_node.size(); ++n) {
+    const auto &x = a.weights->per_node[n], &y = b.weights->per_node[n];
     if (x.size() != y.size()) return false;
     for (size_t s = 0; s < x.size(); ++s)
       if (x[s].weight != y[s].weight || x[s].bias != y[s].bias) return false;
   }
-  return ir::graph_to_json(a.graph) == ir::graph_to_json(b.graph);
+  return true;
 }
 
 // One plan from `in`, leaving what follows it. `first`: the first plan of a file of several, whose weights a
@@ -198,7 +200,8 @@ Expected<EnginePlan> read_plan_record(std::istream& in, const std::string& path,
   EnginePlan p;
   RETURN_IF_ERROR(read_header(header, p).with_context(path));
   if (!header.contains("weights")) {
-    ASSIGN_OR_RETURN(p.weights, ir::read_weights_record(p.graph, in, path));
+    ASSIGN_OR_RETURN(ir::Weights weights, ir::read_weights_record(p.graph, in, path));
+    p.weights = std::make_shared<const ir::Weights>(std::move(weights));
     return p;
   }
   RETURN_ERROR_IF(header["weights"] != kSharedWeights || !first, ErrorCode::kInvalidArgument,

@@ -46,7 +46,8 @@ struct BuildInfo {
 
 struct EnginePlan {
   ir::Graph graph;
-  ir::Weights weights;
+  // Never null. The plans of one file of batch buckets share it: one copy in memory however many plans.
+  std::shared_ptr<const ir::Weights> weights;
   sched::Schedule schedule;
   ExecConfig config;  // precision, layout, batch, how concatenations are written
   Execution execution;

@@ -85,11 +85,11 @@ TEST(EnginePlanFile, RoundTripsEveryPart) {
   ASSERT_TRUE(q.has_value()) << q.status().to_string();
   EXPECT_EQ(ir::graph_to_json(q->graph), ir::graph_to_json(p.graph));
   EXPECT_EQ(sched::schedule_to_json(q->graph, q->schedule), sched::schedule_to_json(p.graph, p.schedule));
-  ASSERT_EQ(q->weights.per_node.size(), p.weights.per_node.size());
-  for (size_t n = 0; n < p.weights.per_node.size(); ++n)
-    for (size_t s = 0; s < p.weights.per_node[n].size(); ++s) {
-      EXPECT_EQ(q->weights.per_node[n][s].weight, p.weights.per_node[n][s].weight);
-      EXPECT_EQ(q->weights.per_node[n][s].bias, p.weights.per_node[n][s].bias);
+  ASSERT_EQ(q->weights->per_node.size(), p.weights->per_node.size());
+  for (size_t n = 0; n < p.weights->per_node.size(); ++n)
+    for (size_t s = 0; s < p.weights->per_node[n].size(); ++s) {
+      EXPECT_EQ(q->weights->per_node[n][s].weight, p.weights->per_node[n][s].weight);
+      EXPECT_EQ(q->weights->per_node[n][s].bias, p.weights->per_node[n][s].bias);
     }
   EXPECT_EQ(q->config, p.config);
   EXPECT_EQ(q->config.precision(), "fp16");
@@ -175,7 +175,9 @@ TEST(EnginePlanFile, AFailedSaveLeavesTheFileThatWasThere) {
   const std::string path = temp_path("kept.plan");
   ASSERT_TRUE(save_engine_plan(p, path).is_ok());
   const std::string before = read_bytes(path);
-  p.weights.per_node[1][0].weight[0] = std::nanf("");
+  ir::Weights poisoned = *p.weights;
+  poisoned.per_node[1][0].weight[0] = std::nanf("");
+  p.weights = std::make_shared<const ir::Weights>(std::move(poisoned));
   const Status s = save_engine_plan(p, path);
   EXPECT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("node 1"), std::string::npos) << s.message();
