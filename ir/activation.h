@@ -41,7 +41,9 @@ IOS_HOST_DEVICE inline float act_clamp(float x, float lo, float hi) { return fmi
   X(kSoftplus,    "softplus",    act_softplus(x))                                                 \
   X(kMish,        "mish",        x * tanhf(act_softplus(x)))                                      \
   X(kSoftsign,    "softsign",    x / (1.f + fabsf(x)))                                            \
-  X(kLeakyRelu,   "leaky_relu",  x > 0.f ? x : 0.01f * x)
+  X(kLeakyRelu,   "leaky_relu",  x > 0.f ? x : 0.01f * x)                                         \
+  X(kSqrt,        "sqrt",        sqrtf(x))                                                        \
+  X(kReciprocal,  "reciprocal",  1.f / x)
 // clang-format on
 
 #define IOS_ACT_ENUMERATOR(e, name, value) e,
@@ -52,7 +54,7 @@ enum class Act : uint8_t { IOS_ACTIVATIONS(IOS_ACT_ENUMERATOR) };
 inline constexpr int kActCount = 0 IOS_ACTIVATIONS(IOS_ACT_COUNT);
 #undef IOS_ACT_COUNT
 // A new row changes this count: check that the activation tests cover it (they fail without a case).
-static_assert(kActCount == 15, "activation table changed: add the row's case to tests/activation_cases.h");
+static_assert(kActCount == 17, "activation table changed: add the row's case to tests/activation_cases.h");
 
 IOS_HOST_DEVICE inline float activate(Act act, float x) {
   switch (act) {

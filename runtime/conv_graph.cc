@@ -44,6 +44,8 @@ std::optional<fe::PointwiseMode_t> act_mode(ir::Act a) {
     case ir::Act::kMish:
     case ir::Act::kSoftsign:
     case ir::Act::kLeakyRelu:
+    case ir::Act::kSqrt:
+    case ir::Act::kReciprocal:
       break;
   }
   return std::nullopt;

@@ -1,7 +1,8 @@
 // One case per row of the activation table (ir/activation.h): the activation's definition written
 // independently in double precision, and points where its value is known by hand. The CPU test checks the
 // table against these and fails on a row without a case; the GPU test runs every case fused into a
-// convolution, after a linear op and on its own.
+// convolution, after a linear op and on its own. A case marked positive_only is tested on positive inputs only
+// (sqrt's domain, reciprocal's pole at 0).
 #pragma once
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ir/activation.h"
+#include "ir/builder.h"
 
 namespace ios::testing {
 
@@ -17,6 +19,7 @@ struct ActivationCase {
   ir::Act act;
   std::function<double(double)> definition;
   std::vector<std::pair<double, double>> known;  // (x, value) by hand
+  bool positive_only = false;
 };
 
 inline const std::vector<ActivationCase>& activation_cases() {
@@ -44,8 +47,24 @@ inline const std::vector<ActivationCase>& activation_cases() {
       {ir::Act::kMish, [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }, {{1, 0.8650983883}}},
       {ir::Act::kSoftsign, [](double x) { return x / (1 + std::fabs(x)); }, {{-3, -0.75}, {1, 0.5}}},
       {ir::Act::kLeakyRelu, [](double x) { return x > 0 ? x : 0.01 * x; }, {{-2, -0.02}, {3, 3}}},
+      {ir::Act::kSqrt, [](double x) { return std::sqrt(x); }, {{4, 2}, {0.25, 0.5}}, true},
+      {ir::Act::kReciprocal, [](double x) { return 1 / x; }, {{4, 0.25}, {0.5, 2}}, true},
   };
   return cases;
+}
+
+// The points of `xs` in the case's domain.
+inline std::vector<float> in_domain(const ActivationCase& c, const std::vector<float>& xs) {
+  std::vector<float> out;
+  for (float x : xs)
+    if (!c.positive_only || x > 0.f) out.push_back(x);
+  return out;
+}
+
+// `x` moved into the case's domain where it has one: softplus(softplus(x)) is at least softplus(0) = 0.69, so
+// a reciprocal stays bounded in fp16 too.
+inline ir::Value in_domain(const ActivationCase& c, ir::GraphBuilder& b, ir::Value x) {
+  return c.positive_only ? b.activation(b.activation(x, ir::Act::kSoftplus), ir::Act::kSoftplus) : x;
 }
 
 }  // namespace ios::testing

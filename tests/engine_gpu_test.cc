@@ -1,11 +1,12 @@
 // The engine API on the GPU: a built engine saved, loaded in a fresh runtime context (no search, no tuning)
-// and run from device buffers on streams of the caller, giving the builder's bits; plans tuned elsewhere
-// refused.
+// and run from device buffers on streams of the caller, giving the builder's bits; batch buckets, whose
+// engines read one copy of the weights on the device; plans tuned elsewhere refused.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "engine/buckets.h"
 #include "engine/engine.h"
 #include "reference/reference_executor.h"
 #include "runtime/device.h"
@@ -125,6 +126,36 @@ TEST(GpuEngine, EnqueueWithoutACudaGraphJoinsTheCallersStream) {
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_EQ(got, *expected);
   cudaStreamDestroy(s);
+}
+
+// Each bucket has its own schedule and kernels but reads the first bucket's device weights: every bucket,
+// built and loaded, matches the CPU reference at its batch.
+TEST(GpuEngine, BatchBucketsShareTheirDeviceWeightsAndEachMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  const ir::Graph g = testing::inception_block(16, 9);
+  const ir::Weights w = ir::make_weights(g);
+  auto built = BatchBuckets::build(gpu_options("fp16", 1), g, w, {1, 3, 4});
+  ASSERT_TRUE(built.has_value()) << built.status().to_string();
+  const std::string path = temp_path("three.buckets");
+  ASSERT_TRUE(built->save(path).is_ok());
+  auto loaded = BatchBuckets::load(path, {});
+  ASSERT_TRUE(loaded.has_value()) << loaded.status().to_string();
+  for (const BatchBuckets* buckets : {&*built, &*loaded}) {
+    for (const auto& engine : buckets->engines()) {
+      const int batch = engine->config().batch;
+      SCOPED_TRACE("batch " + std::to_string(batch) + (buckets == &*built ? ", built" : ", loaded"));
+      const std::vector<float> input = ir::make_input(g.input_shape(), batch, 5);
+      auto context = engine->create_context();
+      ASSERT_TRUE(context.has_value()) << context.status().to_string();
+      auto got = (*context)->run(input);
+      ASSERT_TRUE(got.has_value()) << got.status().to_string();
+      reference::Tensor in(batch, g.input_shape());
+      in.data = input;
+      auto ref = reference::run(g, w, in);
+      ASSERT_TRUE(ref.has_value());
+      EXPECT_LT(reference::relative_l2_error(*got, ref->data), engine->config().tolerance());
+    }
+  }
 }
 
 TEST(GpuEngine, RefusesAPlanTunedOnAnotherGpu) {

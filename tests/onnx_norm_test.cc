@@ -1,10 +1,12 @@
 // The ONNX front end's normalizations beyond BatchNormalization, on models built here and run by the CPU
 // reference against values computed in the test: InstanceNormalization, GroupNormalization, GroupNorm as
 // PyTorch's TorchScript exporter writes it (Reshape to (N, g, -1), InstanceNormalization, Reshape back, Mul,
-// Add), PoolFormer's block around it (a Sub of two activations), and PRelu.
+// Add), PoolFormer's block around it (a Sub of two activations), PRelu, ConvNeXt V2's GRN and the filter response
+// normalization with its thresholded linear unit (FRN, TLU: Sqrt, Reciprocal and Max of activations).
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "frontends/onnx/onnx_import.h"
@@ -251,6 +253,80 @@ TEST(OnnxNorm, ConvNeXtV2sGlobalResponseNormIsOneOpWithItsScaleAndShiftFolded) {
     m.graph()->mutable_node(0)->mutable_attribute(0)->add_ints(1);
     EXPECT_NE(import_error(m).find("with the norm over H and W and its mean over the channels"), std::string::npos);
   }
+}
+
+// timm's FilterResponseNormTlu2d: x * 1 / sqrt(mean_hw(x^2) + eps), times gamma plus beta, then Max with tau;
+// as TorchScript writes it (the factor Expanded to x's shape) and with Pow and a broadcast factor.
+TEST(OnnxNorm, FilterResponseNormWithItsThresholdedLinearUnit) {
+  const std::vector<float> gamma = {0.5f, -1.f, 2.f, 1.f}, beta = {0.1f, 0.f, -0.3f, 1.f};
+  const std::vector<float> tau = {0.f, -0.5f, 0.25f, 2.f};
+  constexpr float kEps = 1e-6f;
+  const std::vector<float> x = sample_input();
+  std::vector<float> want(x.size());
+  for (int c = 0; c < kC; ++c) {
+    double mean_square = 0;
+    for (int q = 0; q < kH * kW; ++q) mean_square += std::pow(x[size_t(c * kH * kW + q)], 2) / (kH * kW);
+    const double inverse = 1 / std::sqrt(mean_square + kEps);
+    for (int q = 0; q < kH * kW; ++q) {
+      const size_t i = size_t(c * kH * kW + q);
+      want[i] = float(std::max(x[i] * inverse * gamma[size_t(c)] + beta[size_t(c)], double(tau[size_t(c)])));
+    }
+  }
+  for (bool expanded : {true, false}) {
+    SCOPED_TRACE(expanded ? "TorchScript: x * x, 1 / sqrt, expanded" : "dynamo: Pow(x, 2), Pow(-0.5), broadcast");
+    Model m(18);
+    m.input("x", {1, kC, kH, kW}).output("y").init("eps", {}, {kEps}).init("one", {}, {1.f});
+    m.init("gamma", {1, kC, 1, 1}, gamma).init("beta", {1, kC, 1, 1}, beta).init("tau", {1, kC, 1, 1}, tau);
+    m.init_ints("shape", {1, kC, kH, kW});
+    m.init("two", {}, {2.f}).init("minus_half", {}, {-0.5f}).init_ints("axes", {2, 3});
+    if (expanded) {
+      m.node("Mul", {"x", "x"}, {"sq"});
+    } else {
+      m.node("Pow", {"x", "two"}, {"sq"});
+    }
+    set_int(m.node("ReduceMean", {"sq", "axes"}, {"ms"}), "keepdims", 1);
+    m.node("Add", {"ms", "eps"}, {"mse"});
+    if (expanded) {
+      m.node("Sqrt", {"mse"}, {"rms"});
+      m.node("Div", {"one", "rms"}, {"inv"});
+      m.node("Expand", {"inv", "shape"}, {"inv_full"});
+    } else {
+      m.node("Pow", {"mse", "minus_half"}, {"inv"});
+    }
+    m.node("Mul", {"x", expanded ? "inv_full" : "inv"}, {"xn"});
+    m.node("Mul", {"xn", "gamma"}, {"xs"});
+    m.node("Add", {"xs", "beta"}, {"xb"});
+    m.node("Max", {"xb", "tau"}, {"y"});
+    const ImportedModel model = imported(m);
+    expect_near(run(model, x), want);
+  }
+}
+
+// Max(x, 0) is a relu whichever side the constant is on; c / x is a reciprocal scaled by c.
+TEST(OnnxNorm, MaxWithZeroIsAReluAndAConstantOverAnActivationIsAScaledReciprocal) {
+  const std::vector<float> x = sample_input();
+  Model m;
+  m.input("x", {1, kC, kH, kW}).output("y").init("zero", {}, {0.f});
+  m.node("Max", {"zero", "x"}, {"y"});
+  const ImportedModel relu = imported(m);
+  EXPECT_EQ(relu.graph.op_count(), 1);
+  std::vector<float> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = std::max(x[i], 0.f);
+  expect_near(run(relu, x), want);
+
+  Model d;
+  d.input("x", {1, kC, kH, kW}).output("y").init("two", {}, {2.f}).init("shift", {}, {4.5f});
+  d.node("Add", {"x", "shift"}, {"pos"});  // 0.25 at least
+  d.node("Div", {"two", "pos"}, {"y"});
+  const ImportedModel scaled = imported(d);
+  for (size_t i = 0; i < x.size(); ++i) want[i] = 2.f / (x[i] + 4.5f);
+  expect_near(run(scaled, x), want);
+
+  Model both;  // Max of two activations is not an op the IR has
+  both.input("x", {1, kC, kH, kW}).output("y");
+  both.node("Relu", {"x"}, {"r"});
+  both.node("Max", {"x", "r"}, {"y"});
+  EXPECT_NE(import_error(both).find("Max of two computed tensors"), std::string::npos) << import_error(both);
 }
 
 }  // namespace

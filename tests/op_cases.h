@@ -185,7 +185,8 @@ inline std::vector<OpGraphCase> op_graph_cases() {
   for (const ActivationCase& c : activation_cases()) {
     const Act act = c.act;
     const std::string name = case_name(act_name(act));
-    cases.push_back(one(name, [act](GraphBuilder& b, Value x) { return b.activation(x, act); }));
+    cases.push_back(one(name, [c](GraphBuilder& b, Value x) { return b.activation(in_domain(c, b, x), c.act); }));
+    if (c.positive_only) continue;  // a convolution's output is of either sign
     cases.push_back(one(name + "FusedIntoConv",
                         [act](GraphBuilder& b, Value x) { return b.conv(x, Conv(8).kernel(3).pad(1).act(act)); }));
   }

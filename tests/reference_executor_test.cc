@@ -162,9 +162,10 @@ TEST(ReferenceActivation, SigmoidAndTanh) {
 // activation node of the reference executor; a row without a case fails here.
 TEST(ReferenceActivation, EveryActivationOfTheTableMatchesItsDefinition) {
   std::vector<bool> covered(size_t(ir::kActCount), false);
-  const std::vector<float> xs = {-9.f, -4.f, -3.f, -2.5f, -1.f, -0.25f, 0.f, 0.3f, 1.f, 2.5f, 3.f, 7.f, 25.f};
+  const std::vector<float> all = {-9.f, -4.f, -3.f, -2.5f, -1.f, -0.25f, 0.f, 0.3f, 1.f, 2.5f, 3.f, 7.f, 25.f};
   for (const auto& c : testing::activation_cases()) {
     covered[size_t(c.act)] = true;
+    const std::vector<float> xs = testing::in_domain(c, all);
     Built b = build({int(xs.size()), 1, 1}, [&](GraphBuilder& g, Value v) { return g.activation(v, c.act); });
     const std::vector<float> got = run_output(b, tensor({int(xs.size()), 1, 1}, xs));
     for (size_t i = 0; i < xs.size(); ++i)

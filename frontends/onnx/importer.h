@@ -102,6 +102,10 @@ class Importer {
   Status mish(const onnx::NodeProto& n) { return activation(n, ir::Act::kMish); }
   Status softsign(const onnx::NodeProto& n) { return activation(n, ir::Act::kSoftsign); }
   Status leaky_relu(const onnx::NodeProto& n);
+  Status sqrt(const onnx::NodeProto& n) { return activation(n, ir::Act::kSqrt); }
+  Status reciprocal(const onnx::NodeProto& n) { return activation(n, ir::Act::kReciprocal); }
+  Status max(const onnx::NodeProto& n);
+  Status pow(const onnx::NodeProto& n);
   Status max_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kMax); }
   Status avg_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kAvg); }
   Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
@@ -135,6 +139,12 @@ class Importer {
   Expected<bool> group_view_reshape(const onnx::NodeProto& n, const Activation& x, const Constant& shape);
   Status instance_norm(const onnx::NodeProto& n);
   Status subtract(const onnx::NodeProto& n);
+  Status divide_constant(const onnx::NodeProto& n);
+  // `n` imported as `steps`, nodes of simpler ops run through their handlers in order; the caller wires them
+  // from n's inputs to its output, every tensor between them read once, by a later step.
+  Status import_as(std::vector<onnx::NodeProto> steps);
+  // A tensor name no tensor of the model has, for a constant or step output made by the importer.
+  std::string fresh_tensor(const std::string& base);
   Status prelu(const onnx::NodeProto& n);
   Status group_norm(const onnx::NodeProto& n);
   Status response_norm(const onnx::NodeProto& n);

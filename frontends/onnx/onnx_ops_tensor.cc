@@ -1,5 +1,7 @@
 // ONNX handlers of tensor plumbing: channel slices and splits, concatenation, sums, products and differences,
 // casts, flattening, and the constant folding every node is tried against first.
+#include <algorithm>
+
 #include "frontends/onnx/importer.h"
 
 namespace ios::onnx_import::detail {
@@ -175,6 +177,7 @@ Status Importer::constant_only(const onnx::NodeProto& n) {
 Status Importer::sub_div(const onnx::NodeProto& n) {
   RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument, "needs two inputs");
   if (n.op_type() == "Sub" && !consts_.count(n.input(0)) && !consts_.count(n.input(1))) return subtract(n);
+  if (n.op_type() == "Div" && consts_.count(n.input(0)) && !consts_.count(n.input(1))) return divide_constant(n);
   RETURN_ERROR_IF(!consts_.count(n.input(1)), ErrorCode::kInvalidArgument,
                   n.op_type() + " is supported with an activation first and a per-channel or scalar constant second");
   ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
@@ -189,6 +192,96 @@ Status Importer::sub_div(const onnx::NodeProto& n) {
     f = 1.f / f;
   }
   return channel_affine(n, *x, &v, nullptr);
+}
+
+namespace {
+
+onnx::NodeProto step(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                     const std::string& output) {
+  onnx::NodeProto s;
+  s.set_op_type(op);
+  s.set_name(name);
+  for (const std::string& in : inputs) s.add_input(in);
+  s.add_output(output);
+  return s;
+}
+
+}  // namespace
+
+std::string Importer::fresh_tensor(const std::string& base) {
+  std::string name = base;
+  for (int k = 2; consts_.count(name) || acts_.count(name) || uses_.count(name) || readers_.count(name); ++k)
+    name = base + "_" + std::to_string(k);
+  return name;
+}
+
+Status Importer::import_as(std::vector<onnx::NodeProto> steps) {
+  for (size_t i = 0; i + 1 < steps.size(); ++i) uses_[steps[i].output(0)] = 1;
+  for (const onnx::NodeProto& s : steps) RETURN_IF_ERROR((this->*handlers().at(s.op_type()))(s));
+  return Status::ok();
+}
+
+// c / x of a constant and an activation (FRN's 1 / sqrt(mean(x^2) + eps)): Reciprocal(x), times c where c is
+// not 1 (a per-channel or scalar scale).
+Status Importer::divide_constant(const onnx::NodeProto& n) {
+  const Constant& c = consts_.at(n.input(0));
+  if (c.numel() == 1 && c.floats[0] == 1.f) return import_as({step("Reciprocal", n.name(), {n.input(1)}, n.output(0))});
+  const std::string inverse = fresh_tensor(n.output(0) + "/reciprocal");
+  return import_as({step("Reciprocal", n.name() + "/reciprocal", {n.input(1)}, inverse),
+                    step("Mul", n.name(), {inverse, n.input(0)}, n.output(0))});
+}
+
+// Max of an activation and a per-channel or scalar constant c (FRN's TLU, max(x, tau)): relu where c is 0,
+// else c + relu(x - c). Max of constants only folds before this.
+Status Importer::max(const onnx::NodeProto& n) {
+  RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument,
+                  "has " + std::to_string(n.input_size()) + " inputs; Max of an activation is supported with two");
+  RETURN_ERROR_IF(!consts_.count(n.input(0)) && !consts_.count(n.input(1)), ErrorCode::kInvalidArgument,
+                  "Max of two computed tensors is not supported (Max of an activation and a constant is)");
+  const int xi = consts_.count(n.input(0)) ? 1 : 0;
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, xi));
+  const Constant& c = consts_.at(n.input(1 - xi));
+  ASSIGN_OR_RETURN(std::vector<float> floor, per_channel(c, *x, channels_of(*x)));
+  if (std::all_of(floor.begin(), floor.end(), [](float f) { return f == 0.f; }))
+    return import_as({step("Relu", n.name(), {n.input(xi)}, n.output(0))});
+  Constant negated = c;
+  negated.ints.clear();  // a float constant, whatever c's type
+  for (float& f : negated.floats) f = -f;
+  const std::string minus = fresh_tensor(n.output(0) + "/minus_floor");
+  consts_[minus] = std::move(negated);
+  const std::string below = fresh_tensor(n.output(0) + "/below"), above = fresh_tensor(n.output(0) + "/above");
+  ++counts_["Max of an activation and a constant c imported as c + relu(x - c)"];
+  return import_as({step("Add", n.name() + "/shift", {n.input(xi), minus}, below),
+                    step("Relu", n.name() + "/relu", {below}, above),
+                    step("Add", n.name(), {above, n.input(1 - xi)}, n.output(0))});
+}
+
+// An activation to a constant power the IR's ops express: 2 (x * x, FRN's mean square as the dynamo exporter
+// writes it), 0.5 (Sqrt), -1 (Reciprocal), -0.5 (both) and 1. Pow of constants folds before this.
+Status Importer::pow(const onnx::NodeProto& n) {
+  RETURN_ERROR_IF(n.input_size() != 2, ErrorCode::kInvalidArgument, "needs two inputs");
+  RETURN_ERROR_IF(!consts_.count(n.input(1)), ErrorCode::kInvalidArgument,
+                  "input 1 (the exponent) is computed; Pow of an activation is supported with a constant exponent");
+  const Constant& e = consts_.at(n.input(1));
+  RETURN_ERROR_IF(e.numel() != 1, ErrorCode::kInvalidArgument, "input 1 (the exponent) must be a scalar");
+  const float p = e.floats[0];
+  const std::string& x = n.input(0);
+  if (p == 1.f) return import_as({step("Identity", n.name(), {x}, n.output(0))});
+  if (p == 2.f) {
+    // The product reads x twice where Pow read it once: one read more for x's values.
+    ASSIGN_OR_RETURN(const Activation* a, act_input(n, 0));
+    for (const ir::Term& t : a->terms)
+      for (const ir::Value& v : t) ++pending_[size_t(v.node)];
+    ++uses_[x];
+    return import_as({step("Mul", n.name(), {x, x}, n.output(0))});
+  }
+  if (p == 0.5f) return import_as({step("Sqrt", n.name(), {x}, n.output(0))});
+  if (p == -1.f) return import_as({step("Reciprocal", n.name(), {x}, n.output(0))});
+  if (p == -0.5f) {
+    const std::string root = fresh_tensor(n.output(0) + "/sqrt");
+    return import_as({step("Sqrt", n.name() + "/sqrt", {x}, root), step("Reciprocal", n.name(), {root}, n.output(0))});
+  }
+  return bad("an activation to the power " + std::to_string(p) + "; the supported exponents are 2, 1, 0.5, -0.5, -1");
 }
 
 // a - b of two activations of one shape (PoolFormer's pool(x) - x): b negated by a per-channel affine of -1,
