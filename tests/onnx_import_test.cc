@@ -394,6 +394,15 @@ TEST(OnnxGraph, ShapeArithmeticIsEvaluatedAtImport) {
     // means 2.5 and 6.5: y = [2.5 * 1 + 6.5 * 4, 2.5 * 2 + 6.5 * 5, 2.5 * 3 + 6.5 * 6]
     expect_near(run(r, iota(8)), {28.5f, 37.5f, 46.5f});
   }
+  Model prod(13);  // ReduceProd of a shape: its element count, an exact integer
+  prod.input("x", {1, 2, 2, 2}).output("y").init("b", {2, 3}, iota(6)).init_ints("one", {1});
+  prod.node("GlobalAveragePool", {"x"}, {"p"});
+  prod.node("Shape", {"p"}, {"s"});
+  set_int(prod.node("ReduceProd", {"s"}, {"count"}), "keepdims", 1);
+  set_int(prod.node("Concat", {"one", "count"}, {"target"}), "axis", 0);
+  prod.node("Reshape", {"p", "target"}, {"f"});
+  prod.node("MatMul", {"f", "b"}, {"y"});
+  expect_near(run(imported(prod), iota(8)), {28.5f, 37.5f, 46.5f});
   Model sub(13);
   sub.input("x", {1, 1, 1, 2}).output("y");
   sub.node("Relu", {"x"}, {"r"});

@@ -315,6 +315,23 @@ TEST(OnnxPool, AsymmetricPadsOfAMaxPoolFillBelowEveryValue) {
   expect_near(run(model, iota(16, -20.f)), {-10, -9, -6, -5});
 }
 
+// NASNet pads before a max pooling with an explicit Pad of -inf: the padded cells never win either.
+TEST(OnnxPool, APadOfMinusInfinityBeforeAMaxPoolNeverWins) {
+  Model m;
+  m.input("x", {1, 1, 4, 4}).output("y").init_ints("pads", {0, 0, 0, 0, 0, 0, 1, 1});
+  m.init("v", {}, {-INFINITY});
+  m.node("Pad", {"x", "pads", "v"}, {"p"});
+  auto& n = m.node("MaxPool", {"p"}, {"y"});
+  set_ints(n, "kernel_shape", {3, 3});
+  set_ints(n, "strides", {2, 2});
+  const auto model = imported(m);
+  EXPECT_LT(model.graph.node(1).attrs<ir::PadAttrs>().value, -1e38f);
+  EXPECT_TRUE(std::isfinite(model.graph.node(1).attrs<ir::PadAttrs>().value)) << "graph files hold finite numbers";
+  expect_near(run(model, iota(16, -20.f)), {-10, -9, -6, -5});
+  m.graph()->mutable_initializer(1)->set_raw_data(std::string(4, '\xff'));  // a NaN, which the reader refuses
+  EXPECT_NE(import_error(m).find("holds NaN"), std::string::npos) << import_error(m);
+}
+
 TEST(OnnxPool, AsymmetricPadsAnAverageMustNotCountAreRejectedByName) {
   Model m;
   m.input("x", {1, 1, 4, 4}).output("y");

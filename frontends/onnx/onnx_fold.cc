@@ -223,7 +223,7 @@ Expected<Constant> clip(const std::vector<const Constant*>& in) {
   return out;
 }
 
-// ReduceMean / ReduceSum of a constant over axes (attribute, or input 1 from opset 18), keepdims.
+// ReduceMean / ReduceSum / ReduceProd of a constant over axes (attribute, or input 1 from opset 18), keepdims.
 Expected<Constant> reduce(const onnx::NodeProto& n, const std::vector<const Constant*>& in, int opset) {
   ASSIGN_OR_RETURN(const Constant* x, input(in, 0));
   const auto rank = int64_t(x->dims.size());
@@ -247,7 +247,11 @@ Expected<Constant> reduce(const onnx::NodeProto& n, const std::vector<const Cons
   }
   int64_t n_out = 1;
   for (int64_t d : kept_dims) n_out *= d;
-  std::vector<double> sum(size_t(n_out), 0.0);
+  const bool prod = n.op_type() == "ReduceProd";
+  // Integers (a shape's element count, ReduceProd of Shape) stay exact integers except under ReduceMean.
+  const bool ints = is_integer(*x) && n.op_type() != "ReduceMean";
+  std::vector<double> acc(size_t(n_out), prod ? 1.0 : 0.0);
+  std::vector<int64_t> iacc(size_t(n_out), prod ? 1 : 0);
   for (size_t i = 0; i < x->floats.size(); ++i) {
     size_t flat = i, index = 0, stride = 1;
     for (int64_t d = rank; d-- > 0;) {
@@ -256,11 +260,18 @@ Expected<Constant> reduce(const onnx::NodeProto& n, const std::vector<const Cons
       if (!reduced[size_t(d)]) index += coord * stride;
       stride *= size_t(kept_dims[size_t(d)]);
     }
-    sum[index] += x->floats[i];
+    if (ints) {
+      const bool overflow = prod ? __builtin_mul_overflow(iacc[index], x->ints[i], &iacc[index])
+                                 : __builtin_add_overflow(iacc[index], x->ints[i], &iacc[index]);
+      RETURN_ERROR_IF(overflow, ErrorCode::kInvalidArgument, "integer " + n.op_type() + " overflows int64");
+    } else {
+      acc[index] = prod ? acc[index] * x->floats[i] : acc[index] + x->floats[i];
+    }
   }
+  if (ints) return make(out_dims, std::move(iacc));
   const double count = double(x->numel()) / double(std::max<int64_t>(n_out, 1));
   std::vector<float> out;
-  for (double v : sum) out.push_back(float(n.op_type() == "ReduceMean" ? v / count : v));
+  for (double v : acc) out.push_back(float(n.op_type() == "ReduceMean" ? v / count : v));
   return make_floats(out_dims, std::move(out));
 }
 
@@ -579,11 +590,18 @@ const std::set<std::string>& constant_only() {
 bool is_constant_only_op(const std::string& op_type) { return constant_only().count(op_type) > 0; }
 
 bool is_foldable_op(const std::string& op_type) {
-  static const std::set<std::string> also = {
-      "Add",      "Sub",   "Mul", "Div", "Concat", "Slice",      "Cast",
-      "Reshape",  "Pow",   "Max", "Min", "Clip",   "ReduceMean", "ReduceSum",
-      "Ceil",     "Floor", "Neg", "Abs", "Sqrt",   "Reciprocal", "BatchNormalization",
-      "Transpose"};
+  static const std::set<std::string> also = {"Add",        "Sub",
+                                             "Mul",        "Div",
+                                             "Concat",     "Slice",
+                                             "Cast",       "Reshape",
+                                             "Pow",        "Max",
+                                             "Min",        "Clip",
+                                             "ReduceMean", "ReduceSum",
+                                             "ReduceProd", "Ceil",
+                                             "Floor",      "Neg",
+                                             "Abs",        "Sqrt",
+                                             "Reciprocal", "BatchNormalization",
+                                             "Transpose"};
   return is_constant_only_op(op_type) || also.count(op_type) > 0;
 }
 
@@ -610,7 +628,7 @@ Expected<Constant> fold_node(const onnx::NodeProto& n, const std::vector<const C
     out = unary(op, *a);
   } else if (op == "Clip") {
     out = clip(in);
-  } else if (op == "ReduceMean" || op == "ReduceSum") {
+  } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceProd") {
     out = reduce(n, in, opset);
   } else if (op == "BatchNormalization") {
     out = batch_norm(n, in);

@@ -50,6 +50,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Pow", &Importer::pow},
       {"Max", &Importer::max},
       {"Min", &Importer::constant_only},
+      {"ReduceProd", &Importer::constant_only},
       {"ReduceSum", &Importer::reduce_sum},
       {"Softmax", &Importer::softmax},
       {kResponseNormOp, &Importer::response_norm},

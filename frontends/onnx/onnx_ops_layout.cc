@@ -1,5 +1,7 @@
 // ONNX handlers of spatial and layout ops: Resize, Pad, the channel shuffle, channels-last blocks
 // (Transpose, LayerNormalization, MatMul), and group normalization's views.
+#include <algorithm>
+
 #include "frontends/onnx/importer.h"
 
 namespace ios::onnx_import::detail {
@@ -138,9 +140,12 @@ Status Importer::pad(const onnx::NodeProto& n) {
   a.top = int(begin[2]), a.left = int(begin[3]), a.bottom = int(end[2]), a.right = int(end[3]);
   if (has_input(n, 2) && a.mode == ir::PadMode::kConstant) {
     ASSIGN_OR_RETURN(const Constant* value, const_input(n, 2));
-    RETURN_ERROR_IF(value->floats.size() != 1 || !std::isfinite(value->floats[0]), ErrorCode::kInvalidArgument,
-                    "input 'constant_value' must be one finite value");
-    a.value = value->floats[0];
+    RETURN_ERROR_IF(value->floats.size() != 1 || std::isnan(value->floats[0]), ErrorCode::kInvalidArgument,
+                    "input 'constant_value' must be one value, not NaN");
+    // An infinite value (-inf before a max pooling: NASNet's asymmetric pool padding) is the largest finite
+    // float of its sign, which a max reads the same (fp16 rounds it back to infinity); graph files hold
+    // finite numbers only.
+    a.value = std::clamp(value->floats[0], -3.0e38f, 3.0e38f);
   }
   consume(*x);
   if (pad_folds(n, a)) {
