@@ -233,9 +233,10 @@ void group_norm_forward(const ir::GroupNormAttrs& a, const ir::ParamTensor& p, c
       mean /= double(count);
       for (size_t i = 0; i < count; ++i) var += (src[i] - mean) * (src[i] - mean);
       const double inv = 1.0 / std::sqrt(var / double(count) + double(a.eps));
+      const double offset = a.center ? mean : 0.0;
       for (size_t i = 0; i < count; ++i) {
         const size_t c = first + i / plane;
-        dst[i] = static_cast<float>((src[i] - mean) * inv * p.weight[c] + p.bias[c]);
+        dst[i] = static_cast<float>((src[i] - offset) * inv * p.weight[c] + p.bias[c]);
       }
     }
 }

@@ -136,8 +136,8 @@ Status Executor::Impl::run_step(const StepPlan& st, const Lane& lane) {
                    return Status::ok();
                  },
                  [&](const ir::GroupNormAttrs& a) -> Status {
-                   launch_group_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), a.groups, st.weight,
-                                     st.bias, a.eps, s);
+                   launch_group_norm(cfg.dtype, dev(st.src), dev(st.dst), extent(st.out.c, st.out), a.groups, a.center,
+                                     st.weight, st.bias, a.eps, s);
                    return Status::ok();
                  },
                  [&](const ir::ConvAttrs&) -> Status {

@@ -292,7 +292,7 @@ constexpr int kGroupNormThreads = 512;
 
 template <typename T>
 __global__ void group_norm_kernel(DevTensor in, DevTensor out, int groups, int per_group, int hw, bool channels_inner,
-                                  const T* scale, const T* shift, float eps) {
+                                  bool center, const T* scale, const T* shift, float eps) {
   __shared__ float partial[kGroupNormThreads];
   const int b = blockIdx.x / groups, first = (blockIdx.x % groups) * per_group;
   const long long count = static_cast<long long>(per_group) * hw;
@@ -320,9 +320,10 @@ __global__ void group_norm_kernel(DevTensor in, DevTensor out, int groups, int p
     dev += d * d;
   }
   const float inv = rsqrtf(reduce(dev) / float(count) + eps);
+  const float offset = center ? mean : 0.f;
   for (long long i = threadIdx.x; i < count; i += kGroupNormThreads) {
     const Coord k = element(i);
-    const float v = (to_float(at<T>(in, k)) - mean) * inv;
+    const float v = (to_float(at<T>(in, k)) - offset) * inv;
     at<T>(out, k) = from_float<T>(v * to_float(scale[k.c]) + to_float(shift[k.c]));
   }
 }
@@ -475,14 +476,14 @@ void launch_channel_norm(DataType t, const DevTensor& in, const DevTensor& out, 
   });
 }
 
-void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups, bool center,
                        const void* scale, const void* shift, float eps, cudaStream_t stream) {
   dispatch(t, [&](auto v) {
     using T = decltype(v);
     const auto blocks = static_cast<unsigned>(e.batch * groups);
-    group_norm_kernel<T><<<blocks, kGroupNormThreads, 0, stream>>>(in, out, groups, e.channels / groups, e.hw,
-                                                                   e.channels_inner, static_cast<const T*>(scale),
-                                                                   static_cast<const T*>(shift), eps);
+    group_norm_kernel<T>
+        <<<blocks, kGroupNormThreads, 0, stream>>>(in, out, groups, e.channels / groups, e.hw, e.channels_inner, center,
+                                                   static_cast<const T*>(scale), static_cast<const T*>(shift), eps);
   });
 }
 

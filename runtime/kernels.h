@@ -112,8 +112,9 @@ void launch_prelu(DataType t, const DevTensor& in, const DevTensor& out, const E
                   cudaStream_t stream);
 
 // Group normalization (ir/ops/group_norm.h): each sample's `groups` groups of e.channels / groups channels
-// normalized over their channels and pixels, then scaled and shifted per channel (storage type).
-void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups,
+// normalized over their channels and pixels (their mean subtracted when `center`), then scaled and shifted
+// per channel (storage type).
+void launch_group_norm(DataType t, const DevTensor& in, const DevTensor& out, const Extent& e, int groups, bool center,
                        const void* scale, const void* shift, float eps, cudaStream_t stream);
 
 // Keeps every SM busy for about `ms` milliseconds, so that clocks have ramped before timing.

@@ -2,7 +2,8 @@
 // reference against values computed in the test: InstanceNormalization, GroupNormalization, GroupNorm as
 // PyTorch's TorchScript exporter writes it (Reshape to (N, g, -1), InstanceNormalization, Reshape back, Mul,
 // Add), PoolFormer's block around it (a Sub of two activations), PRelu, ConvNeXt V2's GRN and the filter response
-// normalization with its thresholded linear unit (FRN, TLU: Sqrt, Reciprocal and Max of activations).
+// normalization with its thresholded linear unit (FRN, TLU: Sqrt, Reciprocal and Max of activations), and
+// EvoNorm-S0's division by the group standard deviation.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -327,6 +328,70 @@ TEST(OnnxNorm, MaxWithZeroIsAReluAndAConstantOverAnActivationIsAScaledReciprocal
   both.node("Relu", {"x"}, {"r"});
   both.node("Max", {"x", "r"}, {"y"});
   EXPECT_NE(import_error(both).find("Max of two computed tensors"), std::string::npos) << import_error(both);
+}
+
+// timm's EvoNorm2dS0a: x * sigmoid(v * x) / std_g(x) * w + b, std_g over each group of 2 channels and the
+// pixels, as TorchScript writes it (casts, keepdims, an Expand) and as dynamo does (axes as an input, the
+// variance without dimensions reshaped back); also x / std_g(x) alone.
+TEST(OnnxNorm, EvoNormDividesByTheGroupStandardDeviation) {
+  const std::vector<float> v = {0.5f, -1.f, 2.f, 1.f}, w = {1.f, 2.f, -0.5f, 0.25f}, b = {0.f, 0.1f, -0.2f, 1.f};
+  constexpr int kGroups = 2, kPer = kC / kGroups, kPlane = kH * kW;
+  constexpr float kEps = 1e-5f;
+  const std::vector<float> x = sample_input();
+  std::vector<double> inverse_std(kC);
+  for (int g = 0; g < kGroups; ++g) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < kPer * kPlane; ++i) mean += x[size_t(g * kPer * kPlane + i)] / (kPer * kPlane);
+    for (int i = 0; i < kPer * kPlane; ++i)
+      var += std::pow(x[size_t(g * kPer * kPlane + i)] - mean, 2) / (kPer * kPlane);
+    for (int c = 0; c < kPer; ++c) inverse_std[size_t(g * kPer + c)] = 1 / std::sqrt(var + kEps);
+  }
+  for (bool gated : {true, false})
+    for (bool dynamo : {false, true}) {
+      SCOPED_TRACE(std::string(dynamo ? "dynamo" : "TorchScript") + (gated ? ", gated" : ", x / std"));
+      Model m(dynamo ? 18 : 17);
+      m.input("x", {1, kC, kH, kW}).output("y").init("eps", {}, {kEps}).init("v", {1, kC, 1, 1}, v);
+      m.init("w", {1, kC, 1, 1}, w).init("b", {1, kC, 1, 1}, b);
+      m.init_ints("shape5", {1, kGroups, kPer, kH, kW}).init_ints("shape4", {1, kC, kH, kW});
+      m.init_ints("axes", {2, 3, 4}).init_ints("var5", {1, kGroups, 1, 1, 1});
+      auto mean = [&](const std::string& in, const std::string& out, int64_t keepdims) {
+        auto& r = dynamo ? m.node("ReduceMean", {in, "axes"}, {out}) : m.node("ReduceMean", {in}, {out});
+        if (!dynamo) set_ints(r, "axes", {2, 3, 4});
+        set_int(r, "keepdims", keepdims);
+      };
+      m.node("Reshape", {"x", "shape5"}, {"r5"});
+      if (!dynamo) set_int(m.node("Cast", {"r5"}, {"c"}), "to", onnx::TensorProto::FLOAT);
+      const std::string c = dynamo ? "r5" : "c";
+      mean(c, "m", 1);
+      m.node("Sub", {c, "m"}, {"s"});
+      m.node("Mul", {"s", "s"}, {"q"});
+      mean("q", dynamo ? "var0" : "var", dynamo ? 0 : 1);
+      if (dynamo) m.node("Reshape", {"var0", "var5"}, {"var"});
+      m.node("Add", {"var", "eps"}, {"a"});
+      m.node("Sqrt", {"a"}, {dynamo ? "sdc" : "sd"});
+      if (!dynamo) set_int(m.node("Cast", {"sd"}, {"sdc"}), "to", onnx::TensorProto::FLOAT);
+      m.node("Expand", {"sdc", "shape5"}, {"e"});
+      m.node("Reshape", {"e", "shape4"}, {"d"});
+      if (gated) {
+        m.node("Mul", {"x", "v"}, {"xv"});
+        m.node("Sigmoid", {"xv"}, {"g"});
+        m.node("Mul", {"g", "x"}, {"num"});
+        m.node("Div", {"num", "d"}, {"y0"});
+        m.node("Mul", {"y0", "w"}, {"y1"});
+        m.node("Add", {"y1", "b"}, {"y"});
+      } else {
+        m.node("Div", {"x", "d"}, {"y"});
+      }
+      const ImportedModel model = imported(m);
+      EXPECT_EQ(count_kind(model.graph, ir::OpKind::kGroupNorm), 1);
+      std::vector<float> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const size_t ch = i / kPlane;
+        const double y = x[i] * inverse_std[ch];
+        want[i] = gated ? float(y / (1 + std::exp(-v[ch] * x[i])) * w[ch] + b[ch]) : float(y);
+      }
+      expect_near(run(model, x), want);
+    }
 }
 
 }  // namespace

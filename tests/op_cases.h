@@ -161,6 +161,10 @@ inline std::vector<OpGraphCase> op_graph_cases() {
           [](GraphBuilder& b, Value x) {
             return b.step(x, GroupNormAttrs{1, 1e-5f});
           }),
+      one("GroupNormUncentered",  // EvoNorm-S0's division by the group standard deviation
+          [](GraphBuilder& b, Value x) {
+            return b.step(x, GroupNormAttrs{2, 1e-5f, false});
+          }),
       one("PRelu", [](GraphBuilder& b, Value x) { return b.step(x, PReluAttrs{}); }),
       one("ChannelConv",
           [](GraphBuilder& b, Value x) {

@@ -83,6 +83,9 @@ class Importer {
   Status finish_output();
   Status check_finite_parameters() const;
   std::optional<float> scalar(const std::string& name) const;
+  std::optional<std::vector<int64_t>> integers(const std::string& name) const;
+  // The constant `name` names before folding: an initializer or a Constant node's value.
+  std::optional<Constant> constant_before_folding(const std::string& name) const;
 
   // One handler per op type.
   Status conv(const onnx::NodeProto& n);
@@ -106,6 +109,7 @@ class Importer {
   Status reciprocal(const onnx::NodeProto& n) { return activation(n, ir::Act::kReciprocal); }
   Status max(const onnx::NodeProto& n);
   Status pow(const onnx::NodeProto& n);
+  Status group_std_divide(const onnx::NodeProto& n);
   Status max_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kMax); }
   Status avg_pool(const onnx::NodeProto& n) { return pool(n, ir::PoolKind::kAvg); }
   Status global_max_pool(const onnx::NodeProto& n) { return global_pool(n, ir::PoolKind::kGlobalMax); }
@@ -167,7 +171,7 @@ class Importer {
   std::vector<int64_t> view_dims(const Activation& x) const;
   bool relabels(const Activation& x) const;  // a pooled tensor, or a view of one, that views may relabel
   Status emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps, std::vector<float> scale,
-                         std::vector<float> shift);
+                         std::vector<float> shift, bool center = true);
 
   Status activation(const onnx::NodeProto& n, ir::Act act);
   Status pool(const onnx::NodeProto& n, ir::PoolKind kind);

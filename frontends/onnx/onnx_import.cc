@@ -55,6 +55,7 @@ const std::map<std::string, Importer::Handler>& Importer::handlers() {
       {"Softmax", &Importer::softmax},
       {kResponseNormOp, &Importer::response_norm},
       {kBlockMoveOp, &Importer::block_move},
+      {kGroupStdDivideOp, &Importer::group_std_divide},
       {"DepthToSpace", &Importer::depth_space},
       {"SpaceToDepth", &Importer::depth_space},
       {"Sub", &Importer::sub_div},
@@ -499,21 +500,31 @@ Status Importer::finish_output() {
   return Status::ok();
 }
 
-// A constant scalar by name, from an initializer or a Constant node (the patterns' operands).
-std::optional<float> Importer::scalar(const std::string& name) const {
-  if (auto it = consts_.find(name); it != consts_.end())
-    return it->second.floats.size() == 1 ? std::optional<float>(it->second.floats[0]) : std::nullopt;
+std::optional<Constant> Importer::constant_before_folding(const std::string& name) const {
+  if (auto it = consts_.find(name); it != consts_.end()) return it->second;
   for (const auto& n : graph_.node()) {
     if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
     const Attributes at(n);
     if (const onnx::TensorProto* t = at.get_tensor("value")) {
       auto c = read_tensor(*t, base_dir_);
-      return c && c->floats.size() == 1 ? std::optional<float>(c->floats[0]) : std::nullopt;
+      return c ? std::optional<Constant>(std::move(*c)) : std::nullopt;
     }
-    if (auto f = at.get_float("value_float", NAN); f && at.has("value_float")) return *f;
+    if (auto f = at.get_float("value_float", NAN); f && at.has("value_float")) return Constant{{}, {*f}, {}};
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+// A constant scalar by name, from an initializer or a Constant node (the patterns' operands).
+std::optional<float> Importer::scalar(const std::string& name) const {
+  const std::optional<Constant> c = constant_before_folding(name);
+  return c && c->floats.size() == 1 ? std::optional<float>(c->floats[0]) : std::nullopt;
+}
+
+// An integer constant's values by name (the patterns' shapes and axes).
+std::optional<std::vector<int64_t>> Importer::integers(const std::string& name) const {
+  const std::optional<Constant> c = constant_before_folding(name);
+  return c && c->ints.size() == c->floats.size() ? std::optional<std::vector<int64_t>>(c->ints) : std::nullopt;
 }
 
 // Weights after folding: a NaN or infinity (from the file, or a fold such as a huge scale) would make a
@@ -534,7 +545,8 @@ Expected<ImportedModel> Importer::run(const std::string& name) {
   g_.name = to_valid_utf8(name);
   RETURN_IF_ERROR(read_initializers());
   nodes_ = rewrite_patterns(
-      graph_, [this](const std::string& name) { return scalar(name); }, counts_);
+      graph_, [this](const std::string& name) { return scalar(name); },
+      [this](const std::string& name) { return integers(name); }, counts_);
   ASSIGN_OR_RETURN(auto order, live_nodes_in_order());
   RETURN_IF_ERROR(read_input());
   for (const onnx::NodeProto* n : order) {

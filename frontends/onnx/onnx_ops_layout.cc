@@ -450,7 +450,7 @@ Status Importer::response_norm(const onnx::NodeProto& n) {
 // One group_norm node. `scale` and `shift` hold one value per channel, or one per group, repeated here over
 // the group's channels.
 Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, int groups, float eps,
-                                 std::vector<float> scale, std::vector<float> shift) {
+                                 std::vector<float> scale, std::vector<float> shift, bool center) {
   RETURN_ERROR_IF(!(eps > 0.f && eps <= 1.f), ErrorCode::kInvalidArgument, "attribute 'epsilon' must be in (0, 1]");
   const int channels = shape_of(x.terms).c;
   const int per_value = scale.size() == size_t(channels) ? 1 : channels / groups;
@@ -460,15 +460,32 @@ Status Importer::emit_group_norm(const onnx::NodeProto& n, const Activation& x, 
     p.bias.push_back(shift[size_t(c / per_value)]);
   }
   consume(x);
-  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{groups, eps}, x.terms, std::move(p)));
+  ASSIGN_OR_RETURN(ir::Value v, emit(n.name(), ir::GroupNormAttrs{groups, eps, center}, x.terms, std::move(p)));
   Activation out{{{v}}};
   out.norm_groups = x.norm_groups;
   out.dims = x.dims;
   define(n.output(0), std::move(out));
-  ++counts_[x.norm_groups != 0 || !x.dims.empty()
-                ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
-                : n.op_type() + " imported as a group normalization"];
+  if (center)
+    ++counts_[x.norm_groups != 0 || !x.dims.empty()
+                  ? "group normalizations (Reshape, InstanceNormalization, Reshape) imported as one op"
+                  : n.op_type() + " imported as a group normalization"];
   return Status::ok();
+}
+
+// x / (the standard deviation of x's channel group), the patterns' kGroupStdDivideOp (EvoNorm-S0): a group
+// normalization that does not subtract the mean, of scale 1 and shift 0.
+Status Importer::group_std_divide(const onnx::NodeProto& n) {
+  ASSIGN_OR_RETURN(const Activation* x, act_input(n, 0));
+  RETURN_ERROR_IF(x->flat, ErrorCode::kInvalidArgument, "input 0 must be a 4-D (N, C, H, W) tensor");
+  const Attributes at(n);
+  ASSIGN_OR_RETURN(int64_t groups, at.get_int("groups", 1));
+  ASSIGN_OR_RETURN(float eps, at.get_float("epsilon", 1e-5f));
+  const int channels = channels_of(*x);
+  RETURN_ERROR_IF(groups < 1 || groups > channels || channels % groups != 0, ErrorCode::kInvalidArgument,
+                  "views " + std::to_string(channels) + " channels as " + std::to_string(groups) +
+                      " groups, which do not divide them");
+  return emit_group_norm(n, *x, int(groups), eps, std::vector<float>(size_t(channels), 1.f),
+                         std::vector<float>(size_t(channels), 0.f), false);
 }
 
 // Transpose is supported where it swaps the groups of a channel shuffle's 5-D view, and between NCHW and

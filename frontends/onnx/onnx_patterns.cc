@@ -1,5 +1,6 @@
 #include "frontends/onnx/onnx_patterns.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -13,7 +14,8 @@ namespace {
 
 class Rewriter {
  public:
-  Rewriter(const onnx::GraphProto& g, const ScalarLookup& scalar) : scalar_(scalar) {
+  Rewriter(const onnx::GraphProto& g, const ScalarLookup& scalar, const IntsLookup& ints)
+      : scalar_(scalar), ints_(ints) {
     nodes_.assign(g.node().begin(), g.node().end());
     removed_.assign(nodes_.size(), false);
     for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -29,6 +31,8 @@ class Rewriter {
       if (removed_[i] || !default_domain(nodes_[i])) continue;
       if (nodes_[i].op_type() == "Reshape" && block_move(i))
         ++counts["Reshape to 6-D, Transpose, Reshape imported as one move of pixel blocks"];
+      if (nodes_[i].op_type() == "Div" && group_std_divide(i))
+        ++counts["divisions by a group standard deviation (EvoNorm-S0) imported as an uncentered group norm"];
       if (nodes_[i].op_type() != "Mul") continue;
       if (silu(i))
         ++counts["x * Sigmoid(x) imported as one SiLU activation"];
@@ -227,6 +231,139 @@ class Rewriter {
     nodes_[i] = std::move(move);
     return true;
   }
+  // `tensor` before an optional Cast (the exporters' .float() and .to(dtype)) that only the pattern reads.
+  std::string before_cast(const std::string& tensor, std::vector<size_t>& taken) const {
+    const auto cast = sole(tensor, "Cast");
+    if (!cast || nodes_[*cast].input_size() != 1) return tensor;
+    taken.push_back(*cast);
+    return nodes_[*cast].input(0);
+  }
+  // Whether a ReduceMean reduces axes 2, 3 and 4 of a 5-D tensor (attribute, or input 1 from opset 18).
+  bool over_groups(const onnx::NodeProto& mean) const {
+    std::optional<std::vector<int64_t>> axes;
+    for (const auto& a : mean.attribute())
+      if (a.name() == "axes") axes = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    if (!axes && mean.input_size() > 1 && !mean.input(1).empty()) axes = ints_(mean.input(1));
+    if (!axes || axes->size() != 3) return false;
+    std::vector<int64_t> sorted;
+    for (int64_t a : *axes) sorted.push_back(a < 0 ? a + 5 : a);
+    std::sort(sorted.begin(), sorted.end());
+    return sorted == std::vector<int64_t>{2, 3, 4};
+  }
+  // The ReduceMean over the groups of `tensor` whose only reader is the pattern.
+  std::optional<size_t> group_mean(const std::string& tensor) const {
+    const auto mean = sole(tensor, "ReduceMean");
+    return mean && nodes_[*mean].input_size() >= 1 && over_groups(nodes_[*mean]) ? mean : std::nullopt;
+  }
+
+  // EvoNorm-S0's division by the group standard deviation, -> kGroupStdDivideOp(x), as both exporters write it:
+  //   Div(num, Reshape(Expand(Cast?(Sqrt(Add(Reshape?(ReduceMean(Mul(s, s))), eps))), _), _)),
+  //   s = Sub(c, ReduceMean(c)), c = Cast?(Reshape(x, (N, G, C/G, H, W))), each mean over axes 2, 3, 4,
+  // num x itself or Mul(x, g) in either order (then x / std times g).
+  bool group_std_divide(size_t i) {
+    const onnx::NodeProto& div = nodes_[i];
+    if (div.input_size() != 2) return false;
+    std::vector<size_t> taken;
+    const auto back = sole(div.input(1), "Reshape");
+    if (!back) return false;
+    taken.push_back(*back);
+    const auto expand = sole(nodes_[*back].input(0), "Expand");
+    if (!expand) return false;
+    taken.push_back(*expand);
+    const auto sqrt = sole(before_cast(nodes_[*expand].input(0), taken), "Sqrt");
+    if (!sqrt || nodes_[*sqrt].input_size() != 1) return false;
+    taken.push_back(*sqrt);
+    const auto add = sole(nodes_[*sqrt].input(0), "Add");
+    if (!add) return false;
+    taken.push_back(*add);
+    std::string variance;
+    float eps = 0.f;
+    if (!either(nodes_[*add], [&](const std::string& v, const std::string& e) {
+          const auto value = scalar_(e);
+          if (value) variance = v, eps = *value;
+          return value.has_value();
+        }))
+      return false;
+    if (const auto flat = sole(variance, "Reshape")) {  // dynamo: the variance without its dimensions, then back
+      taken.push_back(*flat);
+      variance = nodes_[*flat].input(0);
+    }
+    const auto mean_square = group_mean(variance);
+    if (!mean_square) return false;
+    taken.push_back(*mean_square);
+    const auto square = sole(nodes_[*mean_square].input(0), "Mul");
+    if (!square || nodes_[*square].input_size() != 2 || nodes_[*square].input(0) != nodes_[*square].input(1))
+      return false;
+    taken.push_back(*square);
+    const std::string& centered = nodes_[*square].input(0);
+    const auto sub = producer_.find(centered);
+    if (sub == producer_.end() || removed_[sub->second] || readers(centered) != 2) return false;
+    const onnx::NodeProto& s = nodes_[sub->second];
+    if (!default_domain(s) || s.op_type() != "Sub" || s.input_size() != 2 || s.output_size() != 1) return false;
+    taken.push_back(sub->second);
+    const std::string& grouped = s.input(0);
+    const auto mean = group_mean(s.input(1));
+    if (!mean || nodes_[*mean].input(0) != grouped || readers(grouped) != 2) return false;
+    taken.push_back(*mean);
+    const auto cast = producer_.find(grouped);
+    if (cast == producer_.end() || removed_[cast->second]) return false;
+    std::string view = grouped;
+    if (nodes_[cast->second].op_type() == "Cast" && nodes_[cast->second].input_size() == 1) {
+      taken.push_back(cast->second);
+      view = nodes_[cast->second].input(0);
+      if (readers(view) != 1) return false;
+    }
+    const auto front = producer_.find(view);
+    if (front == producer_.end() || removed_[front->second]) return false;
+    const onnx::NodeProto& reshape = nodes_[front->second];
+    if (!default_domain(reshape) || reshape.op_type() != "Reshape" || reshape.input_size() != 2) return false;
+    const std::optional<std::vector<int64_t>> shape = ints_(reshape.input(1));
+    if (!shape || shape->size() != 5 || (*shape)[1] < 1) return false;
+    taken.push_back(front->second);
+    const std::string x = reshape.input(0);
+    std::optional<size_t> product;
+    std::string gate;
+    if (div.input(0) != x) {
+      product = sole(div.input(0), "Mul");
+      if (!product || !either(nodes_[*product], [&](const std::string& a, const std::string& g) {
+            if (a == x) gate = g;
+            return a == x;
+          }))
+        return false;
+    }
+    onnx::NodeProto op;
+    op.set_op_type(kGroupStdDivideOp);
+    op.add_input(x);
+    onnx::AttributeProto* groups = op.add_attribute();
+    groups->set_name("groups");
+    groups->set_type(onnx::AttributeProto::INT);
+    groups->set_i((*shape)[1]);
+    onnx::AttributeProto* e = op.add_attribute();
+    e->set_name("epsilon");
+    e->set_type(onnx::AttributeProto::FLOAT);
+    e->set_f(eps);
+    for (size_t k : taken) removed_[k] = true;
+    if (!product) {  // x / std: the division itself
+      op.set_name(div.name());
+      op.add_output(div.output(0));
+      nodes_[i] = std::move(op);
+      return true;
+    }
+    // (x * g) / std: the product becomes x / std, the division its product with g
+    op.set_name(nodes_[*product].name());
+    op.add_output(nodes_[*product].output(0));
+    const std::string divided = nodes_[*product].output(0);
+    nodes_[*product] = std::move(op);
+    onnx::NodeProto times;
+    times.set_op_type("Mul");
+    times.set_name(div.name());
+    times.add_input(divided);
+    times.add_input(gate);
+    times.add_output(div.output(0));
+    nodes_[i] = std::move(times);
+    return true;
+  }
+
   static bool allows_zero(const onnx::NodeProto& n) {
     for (const auto& a : n.attribute())
       if (a.name() == "allowzero") return a.i() != 0;
@@ -239,6 +376,7 @@ class Rewriter {
   }
 
   const ScalarLookup& scalar_;
+  const IntsLookup& ints_;
   std::vector<onnx::NodeProto> nodes_;
   std::vector<bool> removed_;
   bool valid_ = true;
@@ -249,8 +387,8 @@ class Rewriter {
 }  // namespace
 
 std::vector<onnx::NodeProto> rewrite_patterns(const onnx::GraphProto& graph, const ScalarLookup& scalar,
-                                              std::map<std::string, int>& counts) {
-  return Rewriter(graph, scalar).run(counts);
+                                              const IntsLookup& ints, std::map<std::string, int>& counts) {
+  return Rewriter(graph, scalar, ints).run(counts);
 }
 
 }  // namespace ios::onnx_import

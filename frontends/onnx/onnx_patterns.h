@@ -24,14 +24,21 @@ inline constexpr const char* kResponseNormOp = "ios::GlobalResponseNorm";
 
 // The op a block move between space and channels written as Reshape to 6-D, Transpose, Reshape to 4-D becomes
 // (PyTorch's pixel_unshuffle, TResNet's space-to-depth): inputs the tensor, the 6-D shape and the 4-D shape,
-// attribute 'perm' copied from the Transpose, 'allowzero' = 1 where a Reshape sets it. The importer decides which block move it is, if any.
+// attribute 'perm' copied from the Transpose, 'allowzero' = 1 where a Reshape sets it. The importer decides which block
+// move it is, if any.
 inline constexpr const char* kBlockMoveOp = "ios::BlockMove";
+
+// EvoNorm-S0's x / (group standard deviation of x), the standard deviation expanded back to x's shape: input 0
+// the tensor, attributes 'groups' and 'epsilon'.
+inline constexpr const char* kGroupStdDivideOp = "ios::GroupStdDivide";
 
 // The value of a tensor that is a constant scalar (an initializer or a Constant node), else nullopt.
 using ScalarLookup = std::function<std::optional<float>(const std::string& name)>;
+// The values of a tensor that is an integer constant (an initializer or a Constant node), else nullopt.
+using IntsLookup = std::function<std::optional<std::vector<int64_t>>(const std::string& name)>;
 
 // The graph's nodes with the patterns rewritten; `counts` gains one line per kind of rewrite.
 std::vector<onnx::NodeProto> rewrite_patterns(const onnx::GraphProto& graph, const ScalarLookup& scalar,
-                                              std::map<std::string, int>& counts);
+                                              const IntsLookup& ints, std::map<std::string, int>& counts);
 
 }  // namespace ios::onnx_import

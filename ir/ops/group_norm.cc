@@ -25,6 +25,7 @@ NodeCost GroupNormAttrs::cost(const Shape& in, const Shape& out) const {
 void GroupNormAttrs::write(OpWriter& w) const {
   w.set("groups", groups);
   w.set("eps", eps);
+  if (!center) w.set("center", false);  // written only where set: the graph files of centered norms read as before
 }
 
 Expected<GroupNormAttrs> GroupNormAttrs::read(const OpReader& r) {
@@ -32,6 +33,7 @@ Expected<GroupNormAttrs> GroupNormAttrs::read(const OpReader& r) {
   ASSIGN_OR_RETURN(a.groups, r.integer("groups", 1, limits::kMaxChannels));
   ASSIGN_OR_RETURN(double eps, r.number("eps", 1e-5, 1e-30, 1));
   a.eps = float(eps);
+  ASSIGN_OR_RETURN(a.center, r.boolean("center", true));
   return a;
 }
 

@@ -2,6 +2,8 @@
 // is normalized over its channels and pixels together, then scaled and shifted per channel:
 //   y[c, p] = (x[c, p] - mean_g) / sqrt(var_g + eps) * scale[c] + shift[c],   g = c / (C / groups)
 // groups == C is InstanceNormalization; groups == 1 normalizes the whole sample (PoolFormer's GroupNorm(1)).
+// Uncentered (center = false), the mean is not taken from the output, x[c, p] / sqrt(var_g + eps): the
+// division by the group standard deviation of EvoNorm-S0.
 // Its parameters are a step's weight (scale) and bias (shift), C values each.
 #pragma once
 
@@ -15,6 +17,7 @@ struct GroupNormAttrs {
 
   int groups = 1;
   float eps = 1e-5f;
+  bool center = true;
   IOS_MEMBERWISE_EQUAL(GroupNormAttrs)
 
   Expected<Shape> infer(const Shape& in) const;
