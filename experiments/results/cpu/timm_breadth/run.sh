@@ -18,3 +18,5 @@ draw() {  # name seed sample [flags]
 draw seed1 1 80
 draw seed2 2 80
 draw dynamo_seed3 3 30 --dynamo
+draw seed4 4 40
+draw dynamo_seed5 5 30 --dynamo
