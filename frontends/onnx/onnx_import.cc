@@ -592,7 +592,7 @@ Expected<int> default_opset(const onnx::ModelProto& model) {
 std::vector<std::string> supported_ops() {
   std::vector<std::string> ops;
   for (const auto& [op, handler] : Importer::handlers())
-    if (op != kResponseNormOp && op != kBlockMoveOp) ops.push_back(op);  // the importer's own ops, from patterns
+    if (op.rfind("ios::", 0) != 0) ops.push_back(op);  // not the importer's own ops, which patterns write
   ops.push_back("ReduceL2 (in global response normalization)");
   return ops;
 }
