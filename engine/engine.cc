@@ -105,8 +105,7 @@ Expected<std::shared_ptr<Engine>> Engine::from_plan(EnginePlan plan, const LoadO
 
 void Engine::share_device_weights([[maybe_unused]] const Engine& first) {
 #ifdef IOS_WITH_RUNTIME
-  if (gpu_ && first.gpu_ && first.gpu_->weights && plan_.weights == first.plan_.weights)
-    gpu_->weights = first.gpu_->weights;
+  if (gpu_ && first.gpu_ && plan_.weights == first.plan_.weights) gpu_->weights = first.gpu_->weights;
 #endif
 }
 
@@ -131,7 +130,6 @@ Expected<std::unique_ptr<ExecutionContext>> Engine::create_context(Device device
   if (gpu_->contexts_made > 0) {
     ASSIGN_OR_RETURN(context, gpu_->context->sibling());
   }
-  if (!gpu_->weights) gpu_->weights = std::make_shared<rt::DeviceStore>();
   ASSIGN_OR_RETURN(c->gpu_->executor, build_executor(plan_.graph, *plan_.weights, plan_.schedule, plan_.config,
                                                      plan_.execution, context, debug, gpu_->weights));
   ++gpu_->contexts_made;

@@ -15,7 +15,7 @@ struct Engine::GpuState {
   std::unique_ptr<rt::Executor> built;   // the builder's executor, until the first context takes it
   DebugOptions built_debug;              // what it was built with
   int contexts_made = 0;
-  // Every context's weights, uploaded once (made on first need); batch buckets of one network share it.
+  // Every context's weights, uploaded once (made with the engine); batch buckets of one network share it.
   std::shared_ptr<rt::DeviceStore> weights;
 };
 

@@ -84,8 +84,8 @@ class Importer {
   Status check_finite_parameters() const;
   std::optional<float> scalar(const std::string& name) const;
   std::optional<std::vector<int64_t>> integers(const std::string& name) const;
-  // The constant `name` names before folding: an initializer or a Constant node's value.
-  std::optional<Constant> constant_before_folding(const std::string& name) const;
+  // The value of the Constant node writing `name`, before the nodes are imported (the patterns' operands).
+  std::optional<Constant> constant_node_value(const std::string& name) const;
 
   // One handler per op type.
   Status conv(const onnx::NodeProto& n);

@@ -500,8 +500,7 @@ Status Importer::finish_output() {
   return Status::ok();
 }
 
-std::optional<Constant> Importer::constant_before_folding(const std::string& name) const {
-  if (auto it = consts_.find(name); it != consts_.end()) return it->second;
+std::optional<Constant> Importer::constant_node_value(const std::string& name) const {
   for (const auto& n : graph_.node()) {
     if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
     const Attributes at(n);
@@ -517,14 +516,20 @@ std::optional<Constant> Importer::constant_before_folding(const std::string& nam
 
 // A constant scalar by name, from an initializer or a Constant node (the patterns' operands).
 std::optional<float> Importer::scalar(const std::string& name) const {
-  const std::optional<Constant> c = constant_before_folding(name);
-  return c && c->floats.size() == 1 ? std::optional<float>(c->floats[0]) : std::nullopt;
+  auto one = [](const Constant& c) { return c.floats.size() == 1 ? std::optional<float>(c.floats[0]) : std::nullopt; };
+  if (auto it = consts_.find(name); it != consts_.end()) return one(it->second);  // read in place: may be a weight
+  const std::optional<Constant> c = constant_node_value(name);
+  return c ? one(*c) : std::nullopt;
 }
 
 // An integer constant's values by name (the patterns' shapes and axes).
 std::optional<std::vector<int64_t>> Importer::integers(const std::string& name) const {
-  const std::optional<Constant> c = constant_before_folding(name);
-  return c && c->ints.size() == c->floats.size() ? std::optional<std::vector<int64_t>>(c->ints) : std::nullopt;
+  auto ints = [](const Constant& c) {
+    return c.ints.size() == c.floats.size() ? std::optional<std::vector<int64_t>>(c.ints) : std::nullopt;
+  };
+  if (auto it = consts_.find(name); it != consts_.end()) return ints(it->second);
+  const std::optional<Constant> c = constant_node_value(name);
+  return c ? ints(*c) : std::nullopt;
 }
 
 // Weights after folding: a NaN or infinity (from the file, or a fold such as a huge scale) would make a

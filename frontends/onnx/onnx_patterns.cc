@@ -231,10 +231,17 @@ class Rewriter {
     nodes_[i] = std::move(move);
     return true;
   }
-  // `tensor` before an optional Cast (the exporters' .float() and .to(dtype)) that only the pattern reads.
+  // A Cast to float (the exporters' .float() and .to(dtype)), which the pattern may drop: the IR computes in float.
+  static bool float_cast(const onnx::NodeProto& n) {
+    if (n.op_type() != "Cast" || n.input_size() != 1) return false;
+    for (const auto& a : n.attribute())
+      if (a.name() == "to") return a.i() == onnx::TensorProto::FLOAT;
+    return false;
+  }
+  // `tensor` before an optional Cast to float that only the pattern reads.
   std::string before_cast(const std::string& tensor, std::vector<size_t>& taken) const {
     const auto cast = sole(tensor, "Cast");
-    if (!cast || nodes_[*cast].input_size() != 1) return tensor;
+    if (!cast || !float_cast(nodes_[*cast])) return tensor;
     taken.push_back(*cast);
     return nodes_[*cast].input(0);
   }
@@ -308,7 +315,7 @@ class Rewriter {
     const auto cast = producer_.find(grouped);
     if (cast == producer_.end() || removed_[cast->second]) return false;
     std::string view = grouped;
-    if (nodes_[cast->second].op_type() == "Cast" && nodes_[cast->second].input_size() == 1) {
+    if (float_cast(nodes_[cast->second])) {
       taken.push_back(cast->second);
       view = nodes_[cast->second].input(0);
       if (readers(view) != 1) return false;
